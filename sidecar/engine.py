@@ -1,0 +1,141 @@
+"""The policy engine: a loaded policy compiled into a chain, and one Inspect decision."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sidecar.inspection.chain import ChainLink, InspectorChain
+from sidecar.inspection.egress import EgressInspector
+from sidecar.inspection.inspector import Inspector
+from sidecar.inspection.model import CallVerdict, InspectionContext, ToolCall
+from sidecar.inspection.permission import GrantLookup, PermissionInspector
+from sidecar.inspection.repetition import RepetitionInspector, RepetitionTracker
+from sidecar.inspection.security import RuleBook, SecurityInspector
+from sidecar.inspection.verdict import Mode
+from sidecar.observability.decision_log import DecisionLog
+from sidecar.observability.metrics import Metrics
+from sidecar.policy.loader import LoadedPolicy, PolicyError, PolicyProblem
+from sidecar.policy.schema import Policy
+from sidecar.secrets import SecretScanner
+
+
+@dataclass(frozen=True, slots=True)
+class ActivePolicy:
+    """Everything compiled from one policy; replaced as a whole, never edited."""
+
+    loaded: LoadedPolicy
+    chain: InspectorChain
+    mode: Mode  # the policy's mode, after any operator override
+
+    @property
+    def policy(self) -> Policy:
+        return self.loaded.policy
+
+    @property
+    def revision(self) -> str:
+        return self.loaded.revision
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    decision_id: str
+    verdicts: list[CallVerdict]
+    revision: str
+    mode: Mode
+
+
+@dataclass(frozen=True, slots=True)
+class EngineParts:
+    """Long-lived collaborators that outlive any one policy."""
+
+    metrics: Metrics
+    grants: GrantLookup
+    secrets: SecretScanner
+    repetition: RepetitionTracker
+
+
+def compile_policy(
+    loaded: LoadedPolicy, parts: EngineParts, mode_override: Mode | None
+) -> ActivePolicy:
+    """Build every inspector for a policy; raises PolicyError before anything is served."""
+    policy = loaded.policy
+    rules = RuleBook(policy.security)
+    available: dict[str, Inspector] = {
+        "security": SecurityInspector(rules),
+        "egress": EgressInspector(policy.egress, rules.shell_calls, parts.secrets),
+        "permission": PermissionInspector(policy.permission, parts.grants),
+        "repetition": RepetitionInspector(policy.repetition.max_consecutive, parts.repetition),
+    }
+    links: list[ChainLink] = []
+    for name in policy.order:
+        settings = policy.settings_for(name)
+        if name == "adversary":
+            if name in policy.inspectors and settings.enabled:
+                raise PolicyError(
+                    [
+                        PolicyProblem(
+                            "(merged policy)",
+                            None,
+                            "inspectors.adversary",
+                            "the adversary inspector is not available in this build yet",
+                        )
+                    ]
+                )
+            continue
+        if not settings.enabled:
+            continue
+        links.append(ChainLink(available[name], settings.timeout_ms / 1000, settings.on_error))
+    chain = InspectorChain(links, parts.metrics)
+    return ActivePolicy(loaded, chain, mode_override or policy.permission.default_mode)
+
+
+class NotReady(Exception):
+    """No policy has been loaded yet."""
+
+
+class PolicyEngine:
+    def __init__(self, parts: EngineParts, decision_log: DecisionLog) -> None:
+        self._active: ActivePolicy | None = None
+        self._parts = parts
+        self._log = decision_log
+
+    @property
+    def active(self) -> ActivePolicy:
+        if self._active is None:
+            raise NotReady("the policy is not loaded yet")
+        return self._active
+
+    def replace(self, active: ActivePolicy) -> None:
+        """Atomic swap: calls in flight keep the policy they started with."""
+        self._active = active
+        self._parts.metrics.set_policy_revision(active.revision)
+
+    async def inspect(
+        self,
+        session_id: str,
+        calls: Sequence[ToolCall],
+        requested_mode: Mode | None = None,
+        task: str = "",
+    ) -> Decision:
+        started = time.perf_counter()
+        active = self.active
+        mode = max(active.mode, requested_mode) if requested_mode else active.mode
+        decision_id = uuid.uuid4().hex
+        context = InspectionContext(session_id, decision_id, mode, task)
+        result = await active.chain.run(calls, context)
+        for verdict in result.verdicts:
+            self._parts.metrics.decisions.labels(verdict=verdict.verdict.label).inc()
+        failures = {o.inspector: o.failure for o in result.outcomes if o.failure}
+        self._log.write(
+            decision_id,
+            session_id,
+            active.revision,
+            mode.name.lower(),
+            result.verdicts,
+            failures,
+            time.perf_counter() - started,
+        )
+        return Decision(decision_id, result.verdicts, active.revision, mode)

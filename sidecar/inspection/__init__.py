@@ -1,0 +1,1 @@
+"""The inspector chain: typed domain objects, one inspector per module, the runner."""

@@ -1,0 +1,77 @@
+"""Repetition inspector: deny a call repeated identically too many times in a row."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sidecar.inspection.model import Finding, InspectionContext, ToolCall
+from sidecar.inspection.verdict import Risk, Verdict
+
+NAME = "repetition"
+
+
+@dataclass(slots=True)
+class _Streak:
+    key: tuple[str, str]
+    count: int
+
+
+class RepetitionTracker:
+    """Per-session streaks, bounded so that many sessions cannot grow memory without end.
+
+    Lives outside the inspector so a policy reload keeps the streaks.
+    """
+
+    def __init__(self, max_sessions: int = 100_000) -> None:
+        self._streaks: OrderedDict[str, _Streak] = OrderedDict()
+        self._max_sessions = max_sessions
+
+    def observe(self, session_id: str, call: ToolCall) -> int:
+        """Record the call; return how many identical calls in a row it makes."""
+        key = (call.name, call.canonical_arguments)
+        streak = self._streaks.get(session_id)
+        if streak is not None and streak.key == key:
+            streak.count += 1
+        else:
+            streak = _Streak(key, 1)
+            self._streaks[session_id] = streak
+        self._streaks.move_to_end(session_id)
+        while len(self._streaks) > self._max_sessions:
+            self._streaks.popitem(last=False)
+        return streak.count
+
+
+class RepetitionInspector:
+    name = NAME
+
+    def __init__(self, max_consecutive: int, tracker: RepetitionTracker) -> None:
+        self._limit = max_consecutive
+        self._tracker = tracker
+
+    async def inspect(
+        self, calls: Sequence[ToolCall], context: InspectionContext
+    ) -> list[list[Finding]]:
+        results: list[list[Finding]] = []
+        for call in calls:
+            count = self._tracker.observe(context.session_id, call)
+            if count > self._limit:
+                message = (
+                    f"{call.name} was called {count} times in a row with the same arguments "
+                    f"(limit {self._limit}); try something different"
+                )
+                results.append(
+                    [
+                        Finding(
+                            inspector=NAME,
+                            verdict=Verdict.DENY,
+                            rule_id="repetition.limit",
+                            message=message,
+                            risk=Risk.MEDIUM,
+                        )
+                    ]
+                )
+            else:
+                results.append([])
+        return results

@@ -1,0 +1,531 @@
+"""Turn a shell command line into the simple commands that would run.
+
+Parsing uses tree-sitter-bash (linear time, never executes anything). The walk
+is iterative so deep nesting cannot exhaust Python's stack. Quoted text stays
+data; only nodes that the shell would execute become commands. Wrappers
+(sudo, env, timeout, xargs, ...) are unwrapped, and strings handed to a shell
+(`bash -c`, `eval`, here-documents, `echo ... | sh`) are parsed again, up to a
+depth limit. Whatever cannot be resolved statically is reported as a problem,
+which the security inspector turns into at least an approval.
+"""
+
+from __future__ import annotations
+
+import codecs
+import functools
+import itertools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser
+
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
+MAX_NESTING = 6
+
+
+@dataclass(frozen=True, slots=True)
+class WrapperSpec:
+    """How to find the wrapped command among a wrapper's arguments."""
+
+    value_options: frozenset[str] = frozenset()  # options that take the next word
+    skip_positionals: int = 0  # positionals before the command (timeout's duration)
+    not_executing_flags: frozenset[str] = frozenset()  # `command -v rm` runs nothing
+    skip_assignments: bool = False  # env NAME=VALUE cmd
+
+
+def _spec(
+    values: str = "", skip: int = 0, inert: str = "", assignments: bool = False
+) -> WrapperSpec:
+    return WrapperSpec(frozenset(values.split()), skip, frozenset(inert.split()), assignments)
+
+
+DEFAULT_WRAPPERS: Mapping[str, WrapperSpec] = {
+    "sudo": _spec("-u -g -p -C -h -U -r -t -T -D --user --group --prompt", assignments=True),
+    "doas": _spec("-u -C"),
+    "env": _spec("-u -C --unset --chdir", assignments=True),
+    "timeout": _spec("-s -k --signal --kill-after", skip=1),
+    "nice": _spec("-n --adjustment"),
+    "ionice": _spec("-c -n -p --class --classdata"),
+    "nohup": _spec(),
+    "setsid": _spec(),
+    "command": _spec(inert="-v -V"),
+    "builtin": _spec(),
+    "exec": _spec("-a"),
+    "stdbuf": _spec("-i -o -e --input --output --error"),
+    "time": _spec("-f -o --format --output"),
+    "xargs": _spec(
+        "-I -i -n -P -L -l -d -E -e -s -a --max-args --max-procs --delimiter "
+        "--arg-file --replace --max-lines --eof"
+    ),
+    "busybox": _spec(),
+    "chroot": _spec("--userspec --groups", skip=1),
+    "watch": _spec("-n -d --interval"),
+    "unbuffer": _spec(),
+    "caffeinate": _spec(),
+    "torsocks": _spec(),
+    "proxychains": _spec("-f"),
+    "proxychains4": _spec("-f"),
+    "flock": _spec("-w -E --timeout", skip=1),
+    "runuser": _spec("-u -g --user --group"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    operator: str  # ">", ">>", "<", "&>", ...
+    target: str
+
+
+@dataclass(frozen=True, slots=True)
+class SimpleCommand:
+    """One program invocation, after unwrapping."""
+
+    program: str  # basename of the executable ("rm" for "/bin/rm")
+    args: tuple[str, ...]  # every word after the program, resolved where static
+    flags: frozenset[str]  # "-rf" gives r, f and rf; "--force=x" gives force
+    positionals: tuple[str, ...]  # non-flag arguments (after "--" everything)
+    redirects: tuple[Redirect, ...] = ()
+    input_from: SimpleCommand | None = None  # whose output this command reads or runs
+    wrappers: tuple[str, ...] = ()
+    via: str = ""  # how it was reached: "bash -c", "eval", "xargs", "heredoc", ...
+
+    def has_flag(self, *names: str) -> bool:
+        return any(n in self.flags for n in names)
+
+
+@dataclass(frozen=True, slots=True)
+class ShellAnalysis:
+    commands: tuple[SimpleCommand, ...]
+    problems: tuple[str, ...]  # what cannot be resolved statically
+    parse_error: bool = False
+
+
+@dataclass(slots=True)
+class _Word:
+    text: str
+    dynamic: bool = False
+
+
+@dataclass(slots=True)
+class _Walk:
+    wrappers: Mapping[str, WrapperSpec]
+    commands: list[SimpleCommand] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    parse_error: bool = False
+
+
+@functools.cache
+def _parser() -> Parser:
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+def analyse(script: str, wrappers: Mapping[str, WrapperSpec] = DEFAULT_WRAPPERS) -> ShellAnalysis:
+    """Every simple command that `script` could run, with what could not be resolved."""
+    if wrappers is DEFAULT_WRAPPERS:
+        return _analyse_default(script)
+    return _run(script, wrappers)
+
+
+@functools.lru_cache(maxsize=2048)
+def _analyse_default(script: str) -> ShellAnalysis:
+    return _run(script, DEFAULT_WRAPPERS)
+
+
+def _run(script: str, wrappers: Mapping[str, WrapperSpec]) -> ShellAnalysis:
+    walk = _Walk(wrappers)
+    _walk_script(walk, script, depth=0, via="", input_from=None)
+    return ShellAnalysis(
+        tuple(walk.commands), tuple(dict.fromkeys(walk.problems)), walk.parse_error
+    )
+
+
+def _walk_script(
+    walk: _Walk, script: str, depth: int, via: str, input_from: SimpleCommand | None
+) -> None:
+    if depth > MAX_NESTING:
+        walk.problems.append("shell code nested too deeply to analyse")
+        return
+    tree = _parser().parse(script.encode("utf-8", "surrogatepass"))
+    if tree.root_node.has_error:
+        walk.parse_error = True
+    previous_stage: dict[int, int] = {}  # pipeline stage id -> the stage feeding it
+    stage_heads: dict[int, SimpleCommand] = {}  # pipeline stage id -> its command
+    stack: list[Node] = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        if kind == "pipeline":
+            stages = [c for c in node.named_children if c.type != "comment"]
+            for before, after in itertools.pairwise(stages):
+                previous_stage[after.id] = before.id
+        elif kind == "command":
+            stage = _stage_of(node)
+            feed = input_from if depth and stage is None else None
+            if stage is not None and stage.id in previous_stage:
+                # The earlier stage was walked first: children are pushed in reverse.
+                feed = stage_heads.get(previous_stage[stage.id])
+            head = _command(walk, node, depth, via, feed)
+            if stage is not None and head is not None:
+                stage_heads[stage.id] = head
+        elif kind in ("raw_string", "heredoc_body", "comment"):
+            continue  # data, never executed by itself
+        elif kind == "ERROR":
+            walk.parse_error = True
+        stack.extend(reversed(node.children))
+
+
+def _stage_of(command: Node) -> Node | None:
+    """The pipeline stage this command heads, if it is one."""
+    node = command
+    parent = node.parent
+    if parent is not None and parent.type == "redirected_statement":
+        node, parent = parent, parent.parent
+    if parent is not None and parent.type == "pipeline":
+        return node
+    return None
+
+
+def _command(
+    walk: _Walk, node: Node, depth: int, via: str, input_from: SimpleCommand | None
+) -> SimpleCommand | None:
+    name_node = node.child_by_field_name("name")
+    if name_node is None:
+        return None  # bare assignment such as FOO=1
+    words = [_resolve(name_node)]
+    words += [_resolve(c) for c in node.children_by_field_name("argument")]
+    redirects, heredoc = _redirects(node)
+    if input_from is None:
+        input_from = _substituted_command(node)
+    return _emit(walk, words, redirects, heredoc, depth, via, input_from, wrappers=())
+
+
+def _emit(
+    walk: _Walk,
+    words: list[_Word],
+    redirects: tuple[Redirect, ...],
+    heredoc: str | None,
+    depth: int,
+    via: str,
+    input_from: SimpleCommand | None,
+    wrappers: tuple[str, ...],
+) -> SimpleCommand | None:
+    if not words:
+        return None
+    name = words[0]
+    if name.dynamic:
+        walk.problems.append(f"command name is computed at run time: {name.text[:80]}")
+        return None
+    program = _program_name(name.text)
+    if not program:
+        return None
+    rest = words[1:]
+    spec = walk.wrappers.get(program)
+    if spec is not None:
+        if any(w.text in spec.not_executing_flags for w in rest):
+            return _record(walk, program, rest, redirects, input_from, wrappers, via)
+        inner = _unwrap(rest, spec)
+        if inner:
+            if program == "env":
+                inner = _env_split_string(walk, rest, inner, depth, via)
+            return _emit(
+                walk,
+                inner,
+                redirects,
+                heredoc,
+                depth,
+                "xargs" if program == "xargs" else via,
+                input_from,
+                (*wrappers, program),
+            )
+        if program != "xargs":
+            return _record(walk, program, rest, redirects, input_from, wrappers, via)
+        return _record(walk, "echo", rest, redirects, input_from, (*wrappers, program), via)
+    command = _record(walk, program, rest, redirects, input_from, wrappers, via)
+    _follow_nested(walk, command, rest, heredoc, depth)
+    return command
+
+
+def _record(
+    walk: _Walk,
+    program: str,
+    rest: list[_Word],
+    redirects: tuple[Redirect, ...],
+    input_from: SimpleCommand | None,
+    wrappers: tuple[str, ...],
+    via: str,
+) -> SimpleCommand:
+    args = tuple(w.text for w in rest)
+    flags, positionals = _split_flags(args)
+    command = SimpleCommand(program, args, flags, positionals, redirects, input_from, wrappers, via)
+    walk.commands.append(command)
+    return command
+
+
+def _follow_nested(
+    walk: _Walk, command: SimpleCommand, rest: list[_Word], heredoc: str | None, depth: int
+) -> None:
+    """Parse the code that a command hands to a shell."""
+    program = command.program
+    if program in SHELLS:
+        script_index = _shell_c_index(rest)
+        if script_index is not None:
+            if script_index >= len(rest):
+                return
+            script = rest[script_index]
+            if script.dynamic:
+                walk.problems.append(f"{program} -c runs code computed at run time")
+            _walk_script(walk, script.text, depth + 1, f"{program} -c", command.input_from)
+            return
+        if heredoc is not None:
+            _walk_script(walk, heredoc, depth + 1, "heredoc", None)
+            return
+        if not command.positionals or command.positionals[0] == "-":
+            _follow_stdin(walk, command, depth)
+        return
+    if program in ("eval", "source", "."):
+        if program == "eval":
+            text = " ".join(w.text for w in rest)
+            if any(w.dynamic for w in rest):
+                walk.problems.append("eval runs code computed at run time")
+            _walk_script(walk, text, depth + 1, "eval", command.input_from)
+        elif command.input_from is not None:
+            _follow_stdin(walk, command, depth)
+        return
+    if program == "find":
+        _find_exec(walk, rest, depth)
+
+
+def _follow_stdin(walk: _Walk, shell: SimpleCommand, depth: int) -> None:
+    source = shell.input_from
+    if source is None:
+        return
+    if source.program in ("echo", "printf") and source.args:
+        body = " ".join(a for a in source.args if not a.startswith("-"))
+        _walk_script(
+            walk, body.replace("\\n", "\n"), depth + 1, f"piped into {shell.program}", None
+        )
+    elif source.program in ("cat",) and not source.positionals:
+        return
+    else:
+        walk.problems.append(
+            f"{shell.program} executes the output of {source.program or 'another command'}"
+        )
+
+
+def _find_exec(walk: _Walk, rest: list[_Word], depth: int) -> None:
+    index = 0
+    while index < len(rest):
+        if rest[index].text in ("-exec", "-execdir", "-ok", "-okdir"):
+            end = index + 1
+            while end < len(rest) and rest[end].text not in (";", "+", "\\;"):
+                end += 1
+            _emit(walk, rest[index + 1 : end], (), None, depth, "find -exec", None, ())
+            index = end
+        index += 1
+
+
+def _env_split_string(
+    walk: _Walk, rest: list[_Word], inner: list[_Word], depth: int, via: str
+) -> list[_Word]:
+    for position, word in enumerate(rest[:-1]):
+        if word.text in ("-S", "--split-string"):
+            return [_Word(part) for part in rest[position + 1].text.split()] + inner[1:]
+    return inner
+
+
+def _shell_c_index(rest: list[_Word]) -> int | None:
+    """Where the -c script sits among a shell's arguments, if it has one."""
+    for position, word in enumerate(rest):
+        text = word.text
+        if text == "--":
+            return None
+        if text.startswith("-") and not text.startswith("--") and "c" in text[1:]:
+            return position + 1
+        if not text.startswith("-") and not text.startswith("+"):
+            return None
+    return None
+
+
+def _unwrap(rest: list[_Word], spec: WrapperSpec) -> list[_Word]:
+    index = 0
+    skipped = 0
+    while index < len(rest):
+        text = rest[index].text
+        if text == "--":
+            index += 1
+            break
+        if text.startswith("-") and len(text) > 1:
+            option = text.split("=", 1)[0]
+            if option in spec.value_options and "=" not in text:
+                index += 2
+                continue
+            if any(
+                text.startswith(v) and len(text) > len(v)
+                for v in spec.value_options
+                if not v.startswith("--")
+            ):
+                index += 1  # value attached: -o0, -n10
+                continue
+            index += 1
+            continue
+        if spec.skip_assignments and "=" in text and not text.startswith("="):
+            index += 1
+            continue
+        if skipped < spec.skip_positionals:
+            skipped += 1
+            index += 1
+            continue
+        break
+    return rest[index:]
+
+
+def _split_flags(args: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    flags: set[str] = set()
+    positionals: list[str] = []
+    options_done = False
+    for arg in args:
+        if options_done or arg == "-" or not arg.startswith("-"):
+            positionals.append(arg)
+        elif arg == "--":
+            options_done = True
+        elif arg.startswith("--"):
+            flags.add(arg[2:].split("=", 1)[0])
+        else:
+            body = arg[1:].split("=", 1)[0]
+            flags.add(body)
+            flags.update(body)
+    return frozenset(flags), tuple(positionals)
+
+
+def _program_name(text: str) -> str:
+    return text.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _redirects(command: Node) -> tuple[tuple[Redirect, ...], str | None]:
+    parent = command.parent
+    if parent is None or parent.type != "redirected_statement":
+        return (), None
+    found: list[Redirect] = []
+    heredoc: str | None = None
+    for child in parent.children_by_field_name("redirect"):
+        if child.type == "file_redirect":
+            destination = child.child_by_field_name("destination")
+            operator = next((c.type for c in child.children if not c.is_named), "")
+            if destination is not None:
+                found.append(Redirect(operator, _resolve(destination).text))
+        elif child.type == "heredoc_redirect":
+            body = next((c for c in child.named_children if c.type == "heredoc_body"), None)
+            heredoc = _text(body) if body is not None else ""
+        elif child.type == "herestring_redirect":
+            words = [c for c in child.named_children]
+            heredoc = " ".join(_resolve(w).text for w in words)
+    return tuple(found), heredoc
+
+
+def _substituted_command(command: Node) -> SimpleCommand | None:
+    """The first command whose output is spliced into this command's arguments."""
+    for argument in command.children_by_field_name("argument"):
+        candidates = [argument, *argument.named_children]
+        for candidate in candidates:
+            if candidate.type in ("command_substitution", "process_substitution"):
+                inner = _first_command(candidate)
+                if inner is not None:
+                    return _quick(inner)
+    return None
+
+
+def _first_command(node: Node) -> Node | None:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "command":
+            return current
+        stack.extend(reversed(current.children))
+    return None
+
+
+def _quick(command: Node) -> SimpleCommand | None:
+    """A command seen only as the producer of another's input."""
+    name = command.child_by_field_name("name")
+    if name is None:
+        return None
+    args = tuple(_resolve(c).text for c in command.children_by_field_name("argument"))
+    flags, positionals = _split_flags(args)
+    return SimpleCommand(_program_name(_resolve(name).text), args, flags, positionals)
+
+
+def _text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "replace")
+
+
+_KNOWN_VARIABLES = {"HOME": "~", "USER": "$USER"}
+
+
+def _resolve(node: Node) -> _Word:
+    """The static value of a word, or its text with expansions marked dynamic."""
+    kind = node.type
+    if kind == "word" or kind == "number":
+        return _Word(_unescape(_text(node)))
+    if kind == "command_name":
+        return _join([_resolve(c) for c in node.named_children] or [_Word(_text(node))])
+    if kind == "raw_string":
+        return _Word(_text(node)[1:-1])
+    if kind == "ansi_c_string":
+        return _Word(_ansi_c(_text(node)[2:-1]))
+    if kind == "string":
+        parts: list[_Word] = []
+        for child in node.named_children:
+            if child.type == "string_content":
+                parts.append(_Word(_unescape_double(_text(child))))
+            else:
+                parts.append(_resolve(child))
+        return _join(parts)
+    if kind == "concatenation":
+        return _join([_resolve(c) for c in node.named_children])
+    if kind in ("simple_expansion", "expansion"):
+        variable = next((c for c in node.named_children if c.type == "variable_name"), None)
+        name = _text(variable) if variable is not None else ""
+        if name in _KNOWN_VARIABLES and len(node.named_children) == 1:
+            return _Word(_KNOWN_VARIABLES[name], dynamic=name != "HOME")
+        return _Word("$" + (name or _text(node)), dynamic=True)
+    if kind in ("command_substitution", "process_substitution", "arithmetic_expansion"):
+        return _Word(_text(node), dynamic=True)
+    return _Word(_text(node), dynamic=kind not in ("regex", "extglob_pattern"))
+
+
+def _join(parts: Iterable[_Word]) -> _Word:
+    collected = list(parts)
+    return _Word("".join(p.text for p in collected), any(p.dynamic for p in collected))
+
+
+def _unescape(text: str) -> str:
+    if "\\" not in text:
+        return text
+    out: list[str] = []
+    escaped = False
+    for char in text:
+        if escaped:
+            if char != "\n":
+                out.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _unescape_double(text: str) -> str:
+    if "\\" not in text:
+        return text
+    for escaped, plain in (('\\"', '"'), ("\\$", "$"), ("\\`", "`"), ("\\\n", "")):
+        text = text.replace(escaped, plain)
+    return text.replace("\\\\", "\\")
+
+
+def _ansi_c(body: str) -> str:
+    try:
+        return codecs.decode(body.encode("latin-1", "backslashreplace"), "unicode_escape")
+    except (UnicodeDecodeError, ValueError):
+        return body

@@ -1,0 +1,1 @@
+"""Metrics, RPC interceptors and the decision log."""

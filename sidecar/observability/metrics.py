@@ -1,0 +1,124 @@
+"""Every Prometheus metric the sidecar exports, in one place, on one registry."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
+
+from sidecar import __version__
+
+# Sub-millisecond buckets: local inspectors take tens of microseconds.
+INSPECTOR_BUCKETS = (
+    0.00001,
+    0.000025,
+    0.00005,
+    0.0001,
+    0.00025,
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+)
+RPC_BUCKETS = (
+    0.0001,
+    0.00025,
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+)
+
+
+class Metrics:
+    """Created once by the server and passed to the parts that record."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        # go-grpc-prometheus names, so existing dashboards work.
+        self.rpc_started = Counter(
+            "grpc_server_started",
+            "RPCs started on the server.",
+            ["grpc_type", "grpc_service", "grpc_method"],
+            registry=r,
+        )
+        self.rpc_handled = Counter(
+            "grpc_server_handled",
+            "RPCs completed on the server, whatever their status.",
+            ["grpc_type", "grpc_service", "grpc_method", "grpc_code"],
+            registry=r,
+        )
+        self.rpc_seconds = Histogram(
+            "grpc_server_handling_seconds",
+            "Time to handle an RPC until the response is sent.",
+            ["grpc_type", "grpc_service", "grpc_method"],
+            buckets=RPC_BUCKETS,
+            registry=r,
+        )
+        self.inspector_seconds = Histogram(
+            "sidecar_inspector_duration_seconds",
+            "Time one inspector took for one batch.",
+            ["inspector"],
+            buckets=INSPECTOR_BUCKETS,
+            registry=r,
+        )
+        self.inspector_failures = Counter(
+            "sidecar_inspector_failures",
+            "Inspector runs that raised or timed out.",
+            ["inspector", "reason"],
+            registry=r,
+        )
+        self.inspector_verdicts = Counter(
+            "sidecar_inspector_verdicts",
+            "Per-call verdicts each inspector reached.",
+            ["inspector", "verdict"],
+            registry=r,
+        )
+        self.decisions = Counter(
+            "sidecar_decisions",
+            "Final per-call verdicts returned by Inspect.",
+            ["verdict"],
+            registry=r,
+        )
+        self.findings = Counter(
+            "sidecar_findings",
+            "Findings by rule, including ones that did not block.",
+            ["inspector", "rule_id"],
+            registry=r,
+        )
+        self.recorded_answers = Counter(
+            "sidecar_recorded_answers",
+            "People's answers to approval prompts.",
+            ["answer"],
+            registry=r,
+        )
+        self.policy_info = Gauge(
+            "sidecar_policy_info",
+            "The policy revision being served (value 1).",
+            ["revision"],
+            registry=r,
+        )
+        self.build_info = Info("sidecar_build", "Build information.", registry=r)
+        self.build_info.info({"version": __version__})
+
+    def set_policy_revision(self, revision: str) -> None:
+        self.policy_info.clear()
+        self.policy_info.labels(revision=revision).set(1)

@@ -1,0 +1,1 @@
+"""Policy documents: schema, loading and merging."""

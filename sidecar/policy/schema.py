@@ -1,0 +1,184 @@
+"""The policy document: one pydantic schema for every policy file."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import re2
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from sidecar.inspection.verdict import Mode
+
+OnError = Literal["skip", "require_approval", "deny"]
+VerdictName = Literal["allow", "require_approval", "deny"]
+RiskName = Literal["low", "medium", "high", "critical"]
+ToolAction = Literal["always_allow", "ask_before", "never_allow"]
+
+INSPECTOR_NAMES = ("security", "egress", "adversary", "permission", "repetition")
+
+
+def _compiles_in_re2(pattern: str) -> str:
+    try:
+        re2.compile(pattern)
+    except re2.error as error:
+        raise ValueError(f"not a valid RE2 pattern: {error}") from None
+    return pattern
+
+
+Re2Pattern = Annotated[str, AfterValidator(_compiles_in_re2)]
+
+
+class Strict(BaseModel):
+    """Unknown keys are errors: a typo must not silently weaken a policy."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class InspectorSettings(Strict):
+    enabled: bool = True
+    timeout_ms: float = Field(default=50.0, gt=0, le=60_000)
+    on_error: OnError = "skip"
+
+
+class ToolRule(Strict):
+    tool: str = Field(min_length=1, description="Glob on the tool name, e.g. 'mcp__github__*'.")
+    action: ToolAction
+    reason: str = ""
+
+
+class PermissionPolicy(Strict):
+    mode: Literal["auto", "smart_approve", "approve", "chat"] = "smart_approve"
+    tools: tuple[ToolRule, ...] = ()
+    read_only_tools: tuple[str, ...] = Field(
+        default=(), description="Globs of tools known to only read (used by smart_approve)."
+    )
+
+    @property
+    def default_mode(self) -> Mode:
+        return Mode.parse(self.mode)
+
+
+class RepetitionPolicy(Strict):
+    max_consecutive: int = Field(default=5, ge=1, le=10_000)
+
+
+class ShellTool(Strict):
+    """A tool whose argument is a shell command line."""
+
+    tool: str = Field(min_length=1, description="Glob on the tool name.")
+    argument: str = "command"
+
+
+class ShellMatch(Strict):
+    """Conditions on one parsed simple command; all given conditions must hold."""
+
+    program: tuple[str, ...] = ()
+    program_pattern: Re2Pattern | None = None
+    subcommand: tuple[str, ...] = ()
+    flags_any: tuple[str, ...] = ()
+    flags_all: tuple[tuple[str, ...], ...] = ()
+    positional: Re2Pattern | None = Field(default=None, description="RE2; any positional matches.")
+    argument: Re2Pattern | None = Field(default=None, description="RE2; any argument matches.")
+    arguments_text: Re2Pattern | None = Field(
+        default=None, description="RE2 on the joined arguments."
+    )
+    redirect_target: Re2Pattern | None = Field(default=None, description="RE2 on write redirects.")
+    input_from: tuple[str, ...] = Field(
+        default=(), description="The command runs or reads the output of one of these programs."
+    )
+
+
+class ArgumentMatch(Strict):
+    """Conditions on a non-shell tool's arguments."""
+
+    tool: tuple[str, ...] = Field(min_length=1, description="Globs on the tool name.")
+    keys: tuple[str, ...] = Field(min_length=1, description="Argument names to look at.")
+    pattern: Re2Pattern = Field(description="RE2 matched against each named argument's value.")
+
+
+class RuleExamples(Strict):
+    match: tuple[str, ...] = ()
+    no_match: tuple[str, ...] = ()
+
+
+class SecurityRule(Strict):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    category: str = Field(min_length=1)
+    risk: RiskName
+    message: str = Field(min_length=1)
+    verdict: VerdictName | None = Field(default=None, description="Overrides the risk mapping.")
+    shell: ShellMatch | None = None
+    arguments: ArgumentMatch | None = None
+    examples: RuleExamples = RuleExamples()
+
+    @model_validator(mode="after")
+    def _one_target(self) -> SecurityRule:
+        if (self.shell is None) == (self.arguments is None):
+            raise ValueError("a rule needs exactly one of 'shell' or 'arguments'")
+        return self
+
+
+class SecurityPolicy(Strict):
+    shell_tools: tuple[ShellTool, ...] = (
+        ShellTool(tool="shell"),
+        ShellTool(tool="bash"),
+        ShellTool(tool="run_shell_command"),
+        ShellTool(tool="execute_command"),
+    )
+    extra_wrappers: tuple[str, ...] = Field(
+        default=(), description="More commands that run their first argument as a command."
+    )
+    risk_verdicts: dict[RiskName, VerdictName] = {
+        "critical": "deny",
+        "high": "require_approval",
+        "medium": "allow",
+        "low": "allow",
+    }
+    unresolved_verdict: VerdictName = "require_approval"
+    rules: tuple[SecurityRule, ...] = ()
+
+
+class EgressPolicy(Strict):
+    allowed_domains: tuple[str, ...] = ()
+    denied_domains: tuple[str, ...] = ()
+    url_tools: tuple[str, ...] = ("fetch", "http_request", "web_fetch", "browser_*")
+    url_arguments: tuple[str, ...] = ("url", "uri", "endpoint", "href")
+
+
+class Limits(Strict):
+    max_tool_calls: int = Field(default=50, ge=1, le=10_000)
+    max_arguments_bytes: int = Field(default=1 << 20, ge=1024)
+
+
+class Policy(Strict):
+    version: Literal[1] = 1
+    order: tuple[str, ...] = ("security", "egress", "adversary", "permission", "repetition")
+    inspectors: dict[str, InspectorSettings] = {}
+    permission: PermissionPolicy = PermissionPolicy()
+    security: SecurityPolicy = SecurityPolicy()
+    egress: EgressPolicy = EgressPolicy()
+    repetition: RepetitionPolicy = RepetitionPolicy()
+    limits: Limits = Limits()
+
+    @field_validator("order")
+    @classmethod
+    def _known_inspectors(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [name for name in value if name not in INSPECTOR_NAMES]
+        if unknown:
+            raise ValueError(
+                f"unknown inspector {unknown[0]!r}; known: {', '.join(INSPECTOR_NAMES)}"
+            )
+        if len(set(value)) != len(value):
+            raise ValueError("an inspector is listed twice")
+        return value
+
+    @field_validator("inspectors")
+    @classmethod
+    def _known_settings(cls, value: dict[str, InspectorSettings]) -> dict[str, InspectorSettings]:
+        for name in value:
+            if name not in INSPECTOR_NAMES:
+                raise ValueError(f"unknown inspector {name!r}; known: {', '.join(INSPECTOR_NAMES)}")
+        return value
+
+    def settings_for(self, inspector: str) -> InspectorSettings:
+        return self.inspectors.get(inspector, InspectorSettings())

@@ -1,0 +1,1 @@
+"""The gRPC edge: protobuf in and out, typed domain objects inside."""

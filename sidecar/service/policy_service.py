@@ -1,0 +1,185 @@
+"""sidecar.v1.PolicyService: Inspect and RecordDecision."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import grpc
+
+from sidecar.engine import NotReady, PolicyEngine
+from sidecar.inspection.model import CallVerdict, Finding, ToolCall
+from sidecar.inspection.verdict import Mode, Risk, Verdict
+from sidecar.observability.metrics import Metrics
+from sidecar.service.errors import InvalidArgument
+from sidecar.state.store import StateStore
+from sidecar.v1 import sidecar_pb2 as pb
+from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
+
+MAX_ID_LENGTH = 256
+MAX_NAME_LENGTH = 256
+
+_VERDICT_TO_PB = {
+    Verdict.ALLOW: pb.VERDICT_ALLOW,
+    Verdict.DENY: pb.VERDICT_DENY,
+    Verdict.REQUIRE_APPROVAL: pb.VERDICT_REQUIRE_APPROVAL,
+}
+_RISK_TO_PB = {
+    Risk.LOW: pb.RISK_LOW,
+    Risk.MEDIUM: pb.RISK_MEDIUM,
+    Risk.HIGH: pb.RISK_HIGH,
+    Risk.CRITICAL: pb.RISK_CRITICAL,
+}
+_MODE_FROM_PB = {
+    pb.PERMISSION_MODE_AUTO: Mode.AUTO,
+    pb.PERMISSION_MODE_SMART_APPROVE: Mode.SMART_APPROVE,
+    pb.PERMISSION_MODE_APPROVE: Mode.APPROVE,
+    pb.PERMISSION_MODE_CHAT: Mode.CHAT,
+}
+_MODE_TO_PB = {mode: value for value, mode in _MODE_FROM_PB.items()}
+_ANSWERS = {
+    pb.ANSWER_ALLOW_ONCE: ("allow_once", Verdict.ALLOW, False),
+    pb.ANSWER_ALWAYS_ALLOW: ("always_allow", Verdict.ALLOW, True),
+    pb.ANSWER_DENY_ONCE: ("deny_once", Verdict.DENY, False),
+    pb.ANSWER_ALWAYS_DENY: ("always_deny", Verdict.DENY, True),
+}
+
+
+def _check_id(field: str, value: str, limit: int = MAX_ID_LENGTH) -> None:
+    if not value:
+        raise InvalidArgument(field, "must not be empty")
+    if len(value) > limit:
+        raise InvalidArgument(field, f"longer than {limit} characters")
+    if not value.isprintable():
+        raise InvalidArgument(field, "contains control characters")
+
+
+def calls_from_request(
+    request: pb.InspectRequest, max_calls: int, max_argument_bytes: int
+) -> list[ToolCall]:
+    _check_id("session_id", request.session_id)
+    if not request.tool_calls:
+        raise InvalidArgument("tool_calls", "must contain at least one call")
+    if len(request.tool_calls) > max_calls:
+        raise InvalidArgument(
+            "tool_calls", f"{len(request.tool_calls)} calls exceed the limit of {max_calls}"
+        )
+    if request.mode not in _MODE_FROM_PB and request.mode != pb.PERMISSION_MODE_UNSPECIFIED:
+        raise InvalidArgument("mode", f"unknown permission mode {request.mode}")
+    calls: list[ToolCall] = []
+    seen: set[str] = set()
+    for index, call in enumerate(request.tool_calls):
+        where = f"tool_calls[{index}]"
+        _check_id(f"{where}.id", call.id)
+        if call.id in seen:
+            raise InvalidArgument(f"{where}.id", f"duplicate id {call.id!r}")
+        seen.add(call.id)
+        _check_id(f"{where}.name", call.name, MAX_NAME_LENGTH)
+        arguments = _arguments(f"{where}.arguments_json", call.arguments_json, max_argument_bytes)
+        annotations = call.annotations
+        calls.append(
+            ToolCall(
+                id=call.id,
+                name=call.name,
+                arguments=arguments,
+                read_only_hint=annotations.read_only_hint
+                if annotations.HasField("read_only_hint")
+                else None,
+                destructive_hint=(
+                    annotations.destructive_hint
+                    if annotations.HasField("destructive_hint")
+                    else None
+                ),
+                server=annotations.server,
+            )
+        )
+    return calls
+
+
+def _arguments(field: str, text: str, limit: int) -> dict[str, Any]:
+    if len(text.encode("utf-8", "surrogatepass")) > limit:
+        raise InvalidArgument(field, f"larger than {limit} bytes")
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as error:
+        raise InvalidArgument(field, f"not valid JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise InvalidArgument(field, "must be a JSON object")
+    return value
+
+
+def verdict_to_pb(verdict: CallVerdict) -> pb.ToolVerdict:
+    return pb.ToolVerdict(
+        tool_call_id=verdict.call.id,
+        verdict=_VERDICT_TO_PB[verdict.verdict],
+        reason=verdict.reason,
+        approval_prompt=verdict.approval_prompt,
+        findings=[_finding_to_pb(f) for f in verdict.findings],
+    )
+
+
+def _finding_to_pb(finding: Finding) -> pb.Finding:
+    return pb.Finding(
+        inspector=finding.inspector,
+        rule_id=finding.rule_id,
+        verdict=_VERDICT_TO_PB[finding.verdict],
+        risk=_RISK_TO_PB[finding.risk],
+        confidence=finding.confidence,
+        message=finding.message,
+    )
+
+
+class PolicyService(pb_grpc.PolicyServiceServicer):
+    def __init__(self, engine: PolicyEngine, store: StateStore, metrics: Metrics) -> None:
+        self._engine = engine
+        self._store = store
+        self._metrics = metrics
+
+    async def Inspect(
+        self, request: pb.InspectRequest, context: grpc.aio.ServicerContext
+    ) -> pb.InspectResponse:
+        try:
+            limits = self._engine.active.policy.limits
+        except NotReady as error:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, str(error))
+        try:
+            calls = calls_from_request(request, limits.max_tool_calls, limits.max_arguments_bytes)
+        except InvalidArgument as error:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        requested = _MODE_FROM_PB.get(request.mode)
+        decision = await self._engine.inspect(request.session_id, calls, requested, request.task)
+        return pb.InspectResponse(
+            decision_id=decision.decision_id,
+            verdicts=[verdict_to_pb(v) for v in decision.verdicts],
+            policy_revision=decision.revision,
+            mode=_MODE_TO_PB[decision.mode],
+        )
+
+    async def RecordDecision(
+        self, request: pb.RecordDecisionRequest, context: grpc.aio.ServicerContext
+    ) -> pb.RecordDecisionResponse:
+        try:
+            _check_id("session_id", request.session_id)
+            _check_id("tool_name", request.tool_name, MAX_NAME_LENGTH)
+            if request.answer not in _ANSWERS:
+                raise InvalidArgument("answer", "must be one of the ANSWER_* values")
+            label, verdict, standing = _ANSWERS[request.answer]
+            if not standing or request.tool_call_id:
+                _check_id("tool_call_id", request.tool_call_id)
+            if request.decision_id:
+                _check_id("decision_id", request.decision_id)
+        except InvalidArgument as error:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        self._store.record_answer(
+            request.session_id,
+            request.tool_name,
+            request.tool_call_id,
+            label,
+            verdict,
+            standing,
+            request.decision_id,
+        )
+        self._metrics.recorded_answers.labels(answer=label).inc()
+        return pb.RecordDecisionResponse(persisted=standing)

@@ -1,0 +1,1 @@
+"""Persistent state: people's answers to approval prompts (and, later, sessions)."""

@@ -1,0 +1,123 @@
+"""SQLite state store (WAL, versioned migrations). One connection, used from one event loop."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from sidecar.inspection.verdict import Verdict
+
+# Append only: each entry moves the schema one version forward.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE standing_answers (
+        session_id TEXT NOT NULL,
+        tool_name TEXT NOT NULL,
+        verdict INTEGER NOT NULL,
+        decision_id TEXT NOT NULL,
+        answered_at REAL NOT NULL,
+        PRIMARY KEY (session_id, tool_name)
+    );
+    CREATE TABLE one_time_answers (
+        session_id TEXT NOT NULL,
+        tool_call_id TEXT NOT NULL,
+        verdict INTEGER NOT NULL,
+        decision_id TEXT NOT NULL,
+        answered_at REAL NOT NULL,
+        PRIMARY KEY (session_id, tool_call_id)
+    );
+    CREATE TABLE answer_log (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        tool_name TEXT NOT NULL,
+        tool_call_id TEXT NOT NULL,
+        answer TEXT NOT NULL,
+        decision_id TEXT NOT NULL,
+        answered_at REAL NOT NULL
+    );
+    """,
+)
+
+
+class StateStore:
+    def __init__(self, path: str) -> None:
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._lock = threading.Lock()
+        self._db.execute("PRAGMA busy_timeout = 5000")
+        if path != ":memory:":
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+        self._migrate()
+
+    @property
+    def schema_version(self) -> int:
+        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    def _migrate(self) -> None:
+        with self._lock:
+            current = self.schema_version
+            if current > len(MIGRATIONS):
+                raise RuntimeError(
+                    f"state store schema version {current} is newer than this sidecar "
+                    f"understands ({len(MIGRATIONS)}); refusing to touch it"
+                )
+            for version, script in enumerate(MIGRATIONS[current:], start=current + 1):
+                self._db.executescript(f"BEGIN; {script}; PRAGMA user_version = {version}; COMMIT;")
+
+    def record_answer(
+        self,
+        session_id: str,
+        tool_name: str,
+        tool_call_id: str,
+        answer: str,
+        verdict: Verdict,
+        standing: bool,
+        decision_id: str,
+    ) -> None:
+        now = time.time()
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute(
+                    "INSERT INTO answer_log (session_id, tool_name, tool_call_id, answer, "
+                    "decision_id, answered_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    (session_id, tool_name, tool_call_id, answer, decision_id, now),
+                )
+                if standing:
+                    self._db.execute(
+                        "INSERT OR REPLACE INTO standing_answers VALUES (?, ?, ?, ?, ?)",
+                        (session_id, tool_name, int(verdict), decision_id, now),
+                    )
+                elif tool_call_id:
+                    self._db.execute(
+                        "INSERT OR REPLACE INTO one_time_answers VALUES (?, ?, ?, ?, ?)",
+                        (session_id, tool_call_id, int(verdict), decision_id, now),
+                    )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def standing_answer(self, session_id: str, tool_name: str) -> Verdict | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT verdict FROM standing_answers WHERE session_id = ? AND tool_name = ?",
+                (session_id, tool_name),
+            ).fetchone()
+        return Verdict(row[0]) if row else None
+
+    def one_time_answer(self, session_id: str, tool_call_id: str) -> Verdict | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT verdict FROM one_time_answers WHERE session_id = ? AND tool_call_id = ?",
+                (session_id, tool_call_id),
+            ).fetchone()
+        return Verdict(row[0]) if row else None
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,92 @@
+"""Fixtures: a real sidecar on loopback TCP and a Unix socket, with a real SQLite file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from sidecar.config import Settings
+from sidecar.server import Sidecar
+from sidecar.v1 import sidecar_pb2 as pb
+from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
+
+StartSidecar = Callable[..., Awaitable[Sidecar]]
+
+
+@pytest.fixture
+def state_path(tmp_path: Path) -> Path:
+    return tmp_path / "state" / "sidecar.db"
+
+
+@pytest.fixture
+def operator_policies(tmp_path: Path) -> Path:
+    """An empty operator policy directory; tests write override files into it."""
+    directory = tmp_path / "policies"
+    directory.mkdir()
+    return directory
+
+
+@pytest.fixture
+async def start_sidecar(
+    tmp_path: Path, state_path: Path, operator_policies: Path
+) -> AsyncIterator[StartSidecar]:
+    started: list[Sidecar] = []
+
+    async def start(**overrides: Any) -> Sidecar:
+        values: dict[str, Any] = {
+            "listen": ("127.0.0.1:0", f"unix:{tmp_path}/sidecar-{len(started)}.sock"),
+            "metrics_listen": "127.0.0.1:0",
+            "policies": (operator_policies,),
+            "state": str(state_path),
+            "decision_log": str(tmp_path / "decisions.jsonl"),
+            "grace_seconds": 2.0,
+        }
+        values.update(overrides)
+        sidecar = Sidecar(Settings(**values))
+        await sidecar.start()
+        started.append(sidecar)
+        return sidecar
+
+    yield start
+    for sidecar in started:
+        await sidecar.stop(grace=0)
+
+
+@pytest.fixture
+async def sidecar(start_sidecar: StartSidecar) -> Sidecar:
+    return await start_sidecar()
+
+
+@pytest.fixture
+async def channel(sidecar: Sidecar) -> AsyncIterator[grpc.aio.Channel]:
+    async with grpc.aio.insecure_channel(sidecar.addresses[0]) as chan:
+        yield chan
+
+
+@pytest.fixture
+def policy_stub(channel: grpc.aio.Channel) -> pb_grpc.PolicyServiceStub:
+    return pb_grpc.PolicyServiceStub(channel)
+
+
+def shell(call_id: str, command: str) -> pb.ToolCall:
+    return pb.ToolCall(id=call_id, name="shell", arguments_json=json.dumps({"command": command}))
+
+
+def tool(call_id: str, name: str, read_only: bool | None = None, **arguments: Any) -> pb.ToolCall:
+    annotations = pb.ToolAnnotations()
+    if read_only is not None:
+        annotations.read_only_hint = read_only
+    return pb.ToolCall(
+        id=call_id, name=name, arguments_json=json.dumps(arguments), annotations=annotations
+    )
+
+
+def write_policy(directory: Path, name: str, text: str) -> Path:
+    path = directory / name
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,68 @@
+"""Repetition: identical consecutive calls beyond the limit are denied, inside the real pipeline."""
+
+from __future__ import annotations
+
+import json
+
+import grpc
+
+from sidecar.v1 import sidecar_pb2 as pb
+from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
+from tests.conftest import StartSidecar, write_policy
+
+
+def call(call_id: str, command: str, spacing: str = "") -> pb.ToolCall:
+    arguments = json.dumps({"command": command, "cwd": "/w"}, indent=spacing or None)
+    return pb.ToolCall(id=call_id, name="shell", arguments_json=arguments)
+
+
+async def test_identical_calls_beyond_the_limit_are_denied(start_sidecar: StartSidecar) -> None:
+    sidecar = await start_sidecar(mode="auto")
+    async with grpc.aio.insecure_channel(sidecar.addresses[0]) as channel:
+        stub = pb_grpc.PolicyServiceStub(channel)
+        verdicts = []
+        for n in range(7):
+            # Key order and whitespace differ, the canonical arguments do not.
+            response = await stub.Inspect(
+                pb.InspectRequest(
+                    session_id="r", tool_calls=[call(str(n), "ls", spacing="  " if n % 2 else "")]
+                )
+            )
+            verdicts.append(response.verdicts[0].verdict)
+        other_session = await stub.Inspect(
+            pb.InspectRequest(session_id="other", tool_calls=[call("x", "ls")])
+        )
+    assert verdicts == [pb.VERDICT_ALLOW] * 5 + [pb.VERDICT_DENY] * 2
+    assert other_session.verdicts[0].verdict == pb.VERDICT_ALLOW
+
+
+async def test_a_different_call_resets_the_count(start_sidecar: StartSidecar) -> None:
+    sidecar = await start_sidecar(mode="auto")
+    async with grpc.aio.insecure_channel(sidecar.addresses[0]) as channel:
+        stub = pb_grpc.PolicyServiceStub(channel)
+        sequence = ["ls"] * 5 + ["pwd"] + ["ls"] * 5
+        results = []
+        for n, command in enumerate(sequence):
+            response = await stub.Inspect(
+                pb.InspectRequest(session_id="r", tool_calls=[call(str(n), command)])
+            )
+            results.append(response.verdicts[0].verdict)
+    assert results == [pb.VERDICT_ALLOW] * len(sequence)
+
+
+async def test_repeats_within_one_batch_count_and_the_limit_is_configurable(
+    start_sidecar: StartSidecar, operator_policies
+) -> None:
+    write_policy(operator_policies, "rep.yaml", "repetition: {max_consecutive: 2}\n")
+    sidecar = await start_sidecar(mode="auto")
+    async with grpc.aio.insecure_channel(sidecar.addresses[0]) as channel:
+        response = await pb_grpc.PolicyServiceStub(channel).Inspect(
+            pb.InspectRequest(session_id="b", tool_calls=[call(str(n), "make") for n in range(4)])
+        )
+    assert [v.verdict for v in response.verdicts] == [
+        pb.VERDICT_ALLOW,
+        pb.VERDICT_ALLOW,
+        pb.VERDICT_DENY,
+        pb.VERDICT_DENY,
+    ]
+    assert response.verdicts[2].findings[-1].rule_id == "repetition.limit"
