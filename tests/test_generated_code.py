@@ -16,11 +16,16 @@ def test_generated_code_is_not_stale(tmp_path: Path) -> None:
     assert plugin, "protoc-gen-mypy is installed with the dev extras"
     subprocess.run(
         [
-            sys.executable, "-m", "grpc_tools.protoc", f"-I{ROOT / 'proto'}",
+            sys.executable,
+            "-m",
+            "grpc_tools.protoc",
+            f"-I{ROOT / 'proto'}",
             f"--plugin=protoc-gen-mypy={plugin}",
             f"--plugin=protoc-gen-mypy_grpc={Path(plugin).with_name('protoc-gen-mypy_grpc')}",
-            f"--python_out={tmp_path}", f"--grpc_python_out={tmp_path}",
-            f"--mypy_out={tmp_path}", f"--mypy_grpc_out={tmp_path}",
+            f"--python_out={tmp_path}",
+            f"--grpc_python_out={tmp_path}",
+            f"--mypy_out={tmp_path}",
+            f"--mypy_grpc_out={tmp_path}",
             str(ROOT / "proto/sidecar/v1/sidecar.proto"),
         ],
         check=True,

@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Generator, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
+
+from prometheus_client import Counter, Histogram
 
 from sidecar.inspection.inspector import Inspector
 from sidecar.inspection.model import (
@@ -42,6 +45,8 @@ class InspectorChain:
     def __init__(self, links: Sequence[ChainLink], metrics: Metrics) -> None:
         self.links = tuple(links)
         self._metrics = metrics
+        self._series_by_inspector: dict[str, _InspectorSeries] = {}
+        self._finding_counters: dict[tuple[str, str], Counter] = {}
 
     async def run(self, calls: Sequence[ToolCall], context: InspectionContext) -> ChainResult:
         if context.mode is Mode.CHAT:
@@ -49,8 +54,13 @@ class InspectorChain:
         per_call: list[list[Finding]] = [[] for _ in calls]
         outcomes: list[InspectorOutcome] = []
         for link in self.links:
-            outcome, results = await self._run_link(link, calls, context)
-            outcomes.append(outcome)
+            started = time.perf_counter()
+            results, failure = await self._run_link(link, calls, context)
+            elapsed = time.perf_counter() - started
+            if failure is not None:
+                results = self._failed(link, failure, len(calls), context)
+            outcomes.append(InspectorOutcome(link.inspector.name, elapsed, failure))
+            self._record(link.inspector.name, elapsed, results)
             for findings, found in zip(per_call, results, strict=True):
                 findings.extend(found)
         verdicts = [merge(call, findings) for call, findings in zip(calls, per_call, strict=True)]
@@ -58,38 +68,110 @@ class InspectorChain:
 
     async def _run_link(
         self, link: ChainLink, calls: Sequence[ToolCall], context: InspectionContext
-    ) -> tuple[InspectorOutcome, list[list[Finding]]]:
-        name = link.inspector.name
-        started = time.perf_counter()
-        failure: str | None = None
+    ) -> tuple[list[list[Finding]], str | None]:
+        """The inspector's results, or the kind of failure ("exception" or "timeout").
+
+        Local inspectors finish without ever suspending, and a timeout could not
+        interrupt synchronous code anyway, so the coroutine is first driven by
+        hand: only one that actually waits (a model call) gets a timer. This
+        keeps the fixed cost per link to a few microseconds.
+        """
+        work = link.inspector.inspect(calls, context)
         try:
-            async with asyncio.timeout(link.timeout_seconds):
-                results = await link.inspector.inspect(calls, context)
+            try:
+                pending = work.send(None)
+            except StopIteration as finished:
+                results = cast(list[list[Finding]], finished.value)
+            else:
+                async with asyncio.timeout(link.timeout_seconds):
+                    results = await _Resume(work, pending)
             if len(results) != len(calls):
                 raise ValueError(f"returned {len(results)} results for {len(calls)} calls")
         except TimeoutError:
-            failure = "timeout"
+            return [], "timeout"
         except Exception:
-            failure = "exception"
-            log.exception("inspector %s failed (decision %s)", name, context.decision_id)
-        elapsed = time.perf_counter() - started
-        self._metrics.inspector_seconds.labels(inspector=name).observe(elapsed)
-        if failure is not None:
-            if failure == "timeout":
-                log.warning(
-                    "inspector %s timed out after %.3fs (decision %s)",
-                    name,
-                    link.timeout_seconds,
-                    context.decision_id,
-                )
-            self._metrics.inspector_failures.labels(inspector=name, reason=failure).inc()
-            results = [_on_error(link, failure) for _ in calls]
+            work.close()
+            log.exception(
+                "inspector %s failed (decision %s)", link.inspector.name, context.decision_id
+            )
+            return [], "exception"
+        return results, None
+
+    def _failed(
+        self, link: ChainLink, failure: str, count: int, context: InspectionContext
+    ) -> list[list[Finding]]:
+        name = link.inspector.name
+        if failure == "timeout":
+            log.warning(
+                "inspector %s timed out after %.3fs (decision %s)",
+                name,
+                link.timeout_seconds,
+                context.decision_id,
+            )
+        self._metrics.inspector_failures.labels(inspector=name, reason=failure).inc()
+        return [_on_error(link, failure) for _ in range(count)]
+
+    def _record(self, inspector: str, elapsed: float, results: list[list[Finding]]) -> None:
+        series = self._series(inspector)
+        series.seconds.observe(elapsed)
         for found in results:
             verdict = max((f.verdict for f in found), default=Verdict.ALLOW)
-            self._metrics.inspector_verdicts.labels(inspector=name, verdict=verdict.label).inc()
+            series.verdicts[verdict].inc()
             for finding in found:
-                self._metrics.findings.labels(inspector=name, rule_id=finding.rule_id).inc()
-        return InspectorOutcome(name, elapsed, failure), results
+                self._finding_counter(inspector, finding.rule_id).inc()
+
+    def _finding_counter(self, inspector: str, rule_id: str) -> Counter:
+        key = (inspector, rule_id)
+        counter = self._finding_counters.get(key)
+        if counter is None:
+            counter = self._metrics.findings.labels(inspector=inspector, rule_id=rule_id)
+            self._finding_counters[key] = counter
+        return counter
+
+    def _series(self, inspector: str) -> _InspectorSeries:
+        series = self._series_by_inspector.get(inspector)
+        if series is None:
+            series = _InspectorSeries(
+                self._metrics.inspector_seconds.labels(inspector=inspector),
+                {
+                    v: self._metrics.inspector_verdicts.labels(inspector=inspector, verdict=v.label)
+                    for v in Verdict
+                },
+            )
+            self._series_by_inspector[inspector] = series
+        return series
+
+
+@dataclass(frozen=True, slots=True)
+class _InspectorSeries:
+    """Labelled metric children, looked up once instead of on every call."""
+
+    seconds: Histogram
+    verdicts: dict[Verdict, Counter]
+
+
+class _Resume:
+    """Awaitable that continues a coroutine already started by hand."""
+
+    def __init__(self, work: Coroutine[Any, Any, list[list[Finding]]], pending: Any) -> None:
+        self._work = work
+        self._pending = pending
+
+    def __await__(self) -> Generator[Any, Any, list[list[Finding]]]:
+        pending = self._pending
+        while True:
+            try:
+                sent = yield pending
+            except BaseException as error:  # cancellation and timeouts go to the inspector
+                try:
+                    pending = self._work.throw(error)
+                except StopIteration as finished:
+                    return cast(list[list[Finding]], finished.value)
+                continue
+            try:
+                pending = self._work.send(sent)
+            except StopIteration as finished:
+                return cast(list[list[Finding]], finished.value)
 
 
 def _on_error(link: ChainLink, failure: str) -> list[Finding]:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Iterable, Sequence
 
 import re2
 
+from sidecar.inspection.globs import GlobSet
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
 from sidecar.inspection.shell import SimpleCommand
 from sidecar.inspection.shell_calls import ShellCalls
@@ -103,12 +103,15 @@ def destinations_of(command: SimpleCommand) -> list[str]:
     return hosts
 
 
-def domain_matches(host: str, pattern: str) -> bool:
+def domain_set(patterns: Iterable[str]) -> GlobSet:
     """'example.com' covers itself and its subdomains; globs such as '*.example.com' work too."""
-    pattern = pattern.lower()
-    if any(c in pattern for c in "*?["):
-        return fnmatch.fnmatchcase(host, pattern)
-    return host == pattern or host.endswith("." + pattern)
+    globs: list[str] = []
+    for pattern in patterns:
+        pattern = pattern.lower().rstrip(".")
+        globs.append(pattern)
+        if "*" not in pattern and "?" not in pattern:
+            globs.append("*." + pattern)
+    return GlobSet(globs)
 
 
 class EgressInspector:
@@ -118,6 +121,9 @@ class EgressInspector:
         self, policy: EgressPolicy, shell_calls: ShellCalls, secrets: SecretScanner
     ) -> None:
         self._policy = policy
+        self._url_tools = GlobSet(policy.url_tools)
+        self._allowed = domain_set(policy.allowed_domains)
+        self._denied = domain_set(policy.denied_domains)
         self._shell_calls = shell_calls
         self._secrets = secrets
 
@@ -148,7 +154,7 @@ class EgressInspector:
         return findings
 
     def _judge_host(self, host: str, mode: Mode) -> Iterable[Finding]:
-        if any(domain_matches(host, d) for d in self._policy.denied_domains):
+        if self._denied.matches(host):
             yield Finding(
                 inspector=NAME,
                 verdict=Verdict.DENY,
@@ -156,11 +162,7 @@ class EgressInspector:
                 message=f"{host} is a denied destination",
                 risk=Risk.HIGH,
             )
-        elif (
-            self._policy.allowed_domains
-            and mode is not Mode.AUTO
-            and not any(domain_matches(host, d) for d in self._policy.allowed_domains)
-        ):
+        elif self._allowed.globs and mode is not Mode.AUTO and not self._allowed.matches(host):
             message = f"{host} is not on the allowed destinations list"
             yield Finding(
                 inspector=NAME,
@@ -177,7 +179,7 @@ class EgressInspector:
             hosts = [h for c in analysis.commands for h in destinations_of(c)]
             network = any(c.program in NETWORK_PROGRAMS for c in analysis.commands)
             return hosts, self._shell_calls.command_line(call) if network else None
-        if not any(fnmatch.fnmatchcase(call.name, t) for t in self._policy.url_tools):
+        if not self._url_tools.matches(call.name):
             return [], None
         hosts = []
         for key in self._policy.url_arguments:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Sequence
 from typing import Protocol
 
+from sidecar.inspection.globs import GlobSet
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
 from sidecar.inspection.verdict import Mode, Verdict
 from sidecar.policy.schema import PermissionPolicy
@@ -32,6 +32,12 @@ class PermissionInspector:
     def __init__(self, policy: PermissionPolicy, grants: GrantLookup) -> None:
         self._policy = policy
         self._grants = grants
+        self._read_only_tools = GlobSet(policy.read_only_tools)
+        # Strictest action first: the first set that matches decides.
+        self._rules = []
+        for action in ("never_allow", "ask_before", "always_allow"):
+            rules = [(GlobSet([r.tool]), r) for r in policy.tools if r.action == action]
+            self._rules.append((action, GlobSet(r.tool for _, r in rules), rules))
 
     async def inspect(
         self, calls: Sequence[ToolCall], context: InspectionContext
@@ -66,15 +72,12 @@ class PermissionInspector:
 
     def _tool_rule(self, tool: str) -> tuple[Verdict | None, str]:
         """The strictest matching rule wins, so rule order can never loosen a policy."""
-        strictest: Verdict | None = None
-        reason = ""
-        for rule in self._policy.tools:
-            if fnmatch.fnmatchcase(tool, rule.tool):
-                verdict = _RULE_VERDICTS[rule.action]
-                if strictest is None or verdict > strictest:
-                    strictest = verdict
-                    reason = rule.reason or f"policy rule {rule.action} for {rule.tool!r}"
-        return strictest, reason
+        for action, any_rule, rules in self._rules:
+            if any_rule.matches(tool):
+                rule = next(rule for glob, rule in rules if glob.matches(tool))
+                reason = rule.reason or f"policy rule {action} for {rule.tool!r}"
+                return _RULE_VERDICTS[action], reason
+        return None, ""
 
     def _by_mode(self, call: ToolCall, mode: Mode) -> Finding:
         if mode is Mode.AUTO:
@@ -95,9 +98,7 @@ class PermissionInspector:
         )
 
     def _read_only(self, call: ToolCall) -> bool:
-        if any(fnmatch.fnmatchcase(call.name, glob) for glob in self._policy.read_only_tools):
-            return True
-        return call.read_only_hint is True
+        return call.read_only_hint is True or self._read_only_tools.matches(call.name)
 
 
 def _finding(verdict: Verdict, rule_id: str, message: str) -> Finding:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import re2
 
+from sidecar.inspection.globs import GlobSet
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
 from sidecar.inspection.shell import ShellAnalysis, SimpleCommand
 from sidecar.inspection.shell_calls import ShellCalls
@@ -104,7 +104,7 @@ class CompiledRule:
     verdict: Verdict
     risk: Risk
     shell: CompiledShellMatch | None
-    tools: tuple[str, ...]
+    tools: GlobSet
     keys: tuple[str, ...]
     pattern: _Pattern
 
@@ -121,7 +121,7 @@ class CompiledRule:
         )
 
     def matches_arguments(self, call: ToolCall) -> bool:
-        if not any(fnmatch.fnmatchcase(call.name, tool) for tool in self.tools):
+        if not self.tools.matches(call.name):
             return False
         values = [_text(call.arguments.get(key)) for key in self.keys if key in call.arguments]
         return bool(values) and self.pattern.any(values)
@@ -149,7 +149,7 @@ class RuleBook:
                 verdict,
                 Risk[rule.risk.upper()],
                 shell,
-                arguments.tool if arguments else (),
+                GlobSet(arguments.tool if arguments else ()),
                 arguments.keys if arguments else (),
                 _Pattern(arguments.pattern if arguments else None),
             )

@@ -172,7 +172,7 @@ def _walk_script(
             continue  # data, never executed by itself
         elif kind == "ERROR":
             walk.parse_error = True
-        stack.extend(reversed(node.children))
+        stack.extend(reversed(node.named_children))  # anonymous tokens hold no commands
 
 
 def _stage_of(command: Node) -> Node | None:
@@ -403,12 +403,14 @@ def _program_name(text: str) -> str:
 
 
 def _redirects(command: Node) -> tuple[tuple[Redirect, ...], str | None]:
+    """Redirects sit on the command itself or on an enclosing redirected_statement."""
+    nodes = list(command.children_by_field_name("redirect"))
     parent = command.parent
-    if parent is None or parent.type != "redirected_statement":
-        return (), None
+    if parent is not None and parent.type == "redirected_statement":
+        nodes += parent.children_by_field_name("redirect")
     found: list[Redirect] = []
     heredoc: str | None = None
-    for child in parent.children_by_field_name("redirect"):
+    for child in nodes:
         if child.type == "file_redirect":
             destination = child.child_by_field_name("destination")
             operator = next((c.type for c in child.children if not c.is_named), "")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 
 from sidecar.inspection.verdict import Verdict
@@ -42,7 +43,15 @@ MIGRATIONS: tuple[str, ...] = (
 
 
 class StateStore:
-    def __init__(self, path: str) -> None:
+    """Answers are read on every Inspect, so reads go through a bounded in-memory cache.
+
+    The cache is exact because this process is the only writer: one sidecar owns
+    one state file (two sidecars sharing a file is not supported).
+    """
+
+    def __init__(self, path: str, cache_entries: int = 100_000) -> None:
+        self._cache: OrderedDict[tuple[str, str, str], Verdict | None] = OrderedDict()
+        self._cache_entries = cache_entries
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
@@ -98,25 +107,41 @@ class StateStore:
                         (session_id, tool_call_id, int(verdict), decision_id, now),
                     )
                 self._db.execute("COMMIT")
+                if standing:
+                    self._remember(("standing", session_id, tool_name), verdict)
+                elif tool_call_id:
+                    self._remember(("once", session_id, tool_call_id), verdict)
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
 
     def standing_answer(self, session_id: str, tool_name: str) -> Verdict | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT verdict FROM standing_answers WHERE session_id = ? AND tool_name = ?",
-                (session_id, tool_name),
-            ).fetchone()
-        return Verdict(row[0]) if row else None
+        return self._lookup(
+            ("standing", session_id, tool_name),
+            "SELECT verdict FROM standing_answers WHERE session_id = ? AND tool_name = ?",
+        )
 
     def one_time_answer(self, session_id: str, tool_call_id: str) -> Verdict | None:
+        return self._lookup(
+            ("once", session_id, tool_call_id),
+            "SELECT verdict FROM one_time_answers WHERE session_id = ? AND tool_call_id = ?",
+        )
+
+    def _lookup(self, key: tuple[str, str, str], query: str) -> Verdict | None:
         with self._lock:
-            row = self._db.execute(
-                "SELECT verdict FROM one_time_answers WHERE session_id = ? AND tool_call_id = ?",
-                (session_id, tool_call_id),
-            ).fetchone()
-        return Verdict(row[0]) if row else None
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+            row = self._db.execute(query, key[1:]).fetchone()
+            verdict = Verdict(row[0]) if row else None
+            self._remember(key, verdict)
+            return verdict
+
+    def _remember(self, key: tuple[str, str, str], verdict: Verdict | None) -> None:
+        self._cache[key] = verdict
+        self._cache.move_to_end(key)
+        while len(self._cache) > self._cache_entries:
+            self._cache.popitem(last=False)
 
     def close(self) -> None:
         with self._lock:

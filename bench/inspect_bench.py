@@ -1,0 +1,156 @@
+"""Benchmarks, reported as ratios against baselines measured in the same run.
+
+1. The full default chain in-process, per tool call, for typical commands, beside a bare
+   tree-sitter parse of the same commands (the floor for anything that parses shell).
+2. Inspect over loopback gRPC, beside an empty gRPC call (health Check) on the same server.
+
+Run: make bench
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import grpc
+import tree_sitter_bash
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from tree_sitter import Language, Parser
+
+from sidecar.config import Settings
+from sidecar.engine import EngineParts, PolicyEngine, compile_policy
+from sidecar.inspection.model import ToolCall
+from sidecar.inspection.repetition import RepetitionTracker
+from sidecar.inspection.shell import _analyse_default
+from sidecar.observability.decision_log import DecisionLog
+from sidecar.observability.metrics import Metrics
+from sidecar.policy.loader import bundled_policy_dir, load_policy
+from sidecar.secrets import SecretScanner
+from sidecar.server import Sidecar
+from sidecar.state.store import StateStore
+from sidecar.v1 import sidecar_pb2 as pb
+from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
+
+TYPICAL = [
+    "ls -la",
+    "git status",
+    "git commit -m 'fix: handle empty input'",
+    "pytest -q tests/test_api.py -k 'not slow'",
+    "cd src && grep -rn 'TODO' . | head -20",
+    "npm run build && npm test",
+    "find . -name '*.pyc' -delete",
+    "curl -s https://api.github.com/repos/o/r | jq .stargazers_count",
+    "docker build -t app:dev . && docker run --rm app:dev",
+    "python3 -c 'import sys; print(sys.version)'",
+]
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def timed(run: Callable[[], Awaitable[object]], rounds: int) -> list[float]:
+    samples = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        await run()
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+async def chain_vs_parse(rounds: int) -> dict[str, float]:
+    parts = EngineParts(Metrics(), StateStore(":memory:"), SecretScanner(), RepetitionTracker())
+    engine = PolicyEngine(parts, DecisionLog("off", parts.secrets))
+    engine.replace(compile_policy(load_policy([bundled_policy_dir()]), parts, None))
+    parser = Parser(Language(tree_sitter_bash.language()))
+    chain_samples: list[float] = []
+    parse_samples: list[float] = []
+    for round_number in range(rounds):
+        for index, command in enumerate(TYPICAL):
+            # A fresh string each round defeats the parse cache: this measures real work.
+            text = f"{command} # {round_number}"
+            call = ToolCall(str(index), "shell", {"command": text})
+            started = time.perf_counter()
+            await engine.inspect(f"bench-{round_number}", [call])
+            chain_samples.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            parser.parse(text.encode())
+            parse_samples.append(time.perf_counter() - started)
+    _analyse_default.cache_clear()
+    return {
+        "chain_p50_us": percentile(chain_samples, 0.5) * 1e6,
+        "chain_p99_us": percentile(chain_samples, 0.99) * 1e6,
+        "parse_p50_us": percentile(parse_samples, 0.5) * 1e6,
+        "parse_p99_us": percentile(parse_samples, 0.99) * 1e6,
+    }
+
+
+async def grpc_vs_empty(rounds: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as directory:
+        sidecar = Sidecar(
+            Settings(
+                listen=(f"unix:{Path(directory) / 'bench.sock'}",),
+                metrics_listen="off",
+                state=":memory:",
+                decision_log="off",
+                mode="auto",
+            )
+        )
+        await sidecar.start()
+        try:
+            async with grpc.aio.insecure_channel(sidecar.addresses[0]) as channel:
+                health = health_pb2_grpc.HealthStub(channel)
+                policy = pb_grpc.PolicyServiceStub(channel)
+                calls = [
+                    pb.ToolCall(id=str(i), name="shell", arguments_json=json.dumps({"command": c}))
+                    for i, c in enumerate(TYPICAL[:5])
+                ]
+
+                async def empty() -> object:
+                    return await health.Check(health_pb2.HealthCheckRequest())
+
+                counter = iter(range(10**9))
+
+                async def inspect() -> object:
+                    # A new session each time, so the repetition inspector never denies.
+                    request = pb.InspectRequest(session_id=f"s{next(counter)}", tool_calls=calls)
+                    return await policy.Inspect(request)
+
+                await timed(empty, 50)
+                await timed(inspect, 50)
+                empty_samples: list[float] = []
+                inspect_samples: list[float] = []
+                for _ in range(rounds // 10):  # interleave, so noise hits both alike
+                    empty_samples += await timed(empty, 10)
+                    inspect_samples += await timed(inspect, 10)
+        finally:
+            await sidecar.stop(grace=0)
+    return {
+        "empty_p50_us": statistics.median(empty_samples) * 1e6,
+        "inspect5_p50_us": statistics.median(inspect_samples) * 1e6,
+        "inspect5_p99_us": percentile(inspect_samples, 0.99) * 1e6,
+        "empty_p99_us": percentile(empty_samples, 0.99) * 1e6,
+    }
+
+
+async def main() -> None:
+    chain = await chain_vs_parse(rounds=300)
+    print("In-process default chain, one shell call (typical commands, uncached parse):")
+    print(f"  chain  p50 {chain['chain_p50_us']:8.1f} us   p99 {chain['chain_p99_us']:8.1f} us")
+    print(f"  parse  p50 {chain['parse_p50_us']:8.1f} us   p99 {chain['parse_p99_us']:8.1f} us")
+    print(f"  ratio chain/parse p50 {chain['chain_p50_us'] / chain['parse_p50_us']:.1f}x")
+    rpc = await grpc_vs_empty(rounds=1000)
+    print("Loopback gRPC over a Unix socket, Inspect of 5 shell calls vs an empty health Check:")
+    print(f"  empty    p50 {rpc['empty_p50_us']:8.1f} us   p99 {rpc['empty_p99_us']:8.1f} us")
+    print(f"  inspect5 p50 {rpc['inspect5_p50_us']:8.1f} us   p99 {rpc['inspect5_p99_us']:8.1f} us")
+    print(f"  ratio inspect5/empty p50 {rpc['inspect5_p50_us'] / rpc['empty_p50_us']:.2f}x")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

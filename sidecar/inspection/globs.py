@@ -1,0 +1,24 @@
+"""Many shell-style globs compiled into one RE2 expression, once per policy load."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import re2
+
+
+def glob_to_re2(glob: str) -> str:
+    """`*` matches any run of characters, `?` one character; everything else is literal."""
+    return "".join(".*" if c == "*" else "." if c == "?" else re2.escape(c) for c in glob)
+
+
+class GlobSet:
+    """Matches a name (untrusted: it comes from the model) against any of several globs."""
+
+    def __init__(self, globs: Iterable[str]) -> None:
+        self.globs = tuple(globs)
+        joined = "|".join(f"(?:{glob_to_re2(g)})" for g in self.globs)
+        self._regex = re2.compile(f"(?s)^(?:{joined})$") if self.globs else None
+
+    def matches(self, name: str) -> bool:
+        return self._regex is not None and self._regex.search(name) is not None

@@ -1,0 +1,193 @@
+"""Shell understanding: the commands that would run, through every bypass form."""
+
+from __future__ import annotations
+
+import pytest
+
+from sidecar.inspection.shell import SimpleCommand, analyse
+
+
+def programs(script: str) -> list[str]:
+    return [c.program for c in analyse(script).commands]
+
+
+def find(script: str, program: str) -> SimpleCommand:
+    return next(c for c in analyse(script).commands if c.program == program)
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "rm -rf /",
+        "ls && rm -rf /",
+        "ls; rm -rf /",
+        "ls || rm -rf /",
+        "ls\nrm -rf /",
+        "ls | rm -rf /",
+        "(rm -rf /)",
+        "{ rm -rf /; }",
+        "echo $(rm -rf /)",
+        "echo `rm -rf /`",
+        'echo "$(rm -rf /)"',
+        "cat <(rm -rf /)",
+        "tee >(rm -rf /)",
+        "bash -c 'rm -rf /'",
+        'sh -lc "rm -rf /"',
+        "zsh -c 'ls; rm -rf /'",
+        "busybox sh -c 'rm -rf /'",
+        "eval 'rm -rf /'",
+        "bash <<EOF\nrm -rf /\nEOF",
+        "bash <<< 'rm -rf /'",
+        "echo 'rm -rf /' | sh",
+        "sudo rm -rf /",
+        "sudo -u root rm -rf /",
+        "env rm -rf /",
+        "env -i FOO=1 rm -rf /",
+        "timeout 5 rm -rf /",
+        "timeout -s KILL 5 rm -rf /",
+        "nice -n 10 rm -rf /",
+        "nohup rm -rf / &",
+        "command rm -rf /",
+        "builtin rm -rf /",
+        "exec rm -rf /",
+        "stdbuf -o0 rm -rf /",
+        "time rm -rf /",
+        "FOO=bar rm -rf /",
+        "find / -exec rm -rf {} \\;",
+        "ls | xargs rm -rf",
+        "ls | xargs -I{} rm -rf {}",
+        "if true; then rm -rf /; fi",
+        "for x in 1; do rm -rf /; done",
+        "while true; do rm -rf /; break; done",
+        "f() { rm -rf /; }; f",
+        "! rm -rf /",
+        "sudo env timeout 3 nice bash -c 'sh -c \"rm -rf /\"'",
+    ],
+)
+def test_nested_and_wrapped_commands_are_found(script: str) -> None:
+    assert "rm" in programs(script), analyse(script)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["/bin/rm", "/usr/bin/rm", "./rm", "\\rm", '"rm"', "'rm'", "r''m", 'r""m', "$'\\x72\\x6d'"],
+)
+def test_command_names_resolve_to_the_program(name: str) -> None:
+    assert programs(f"{name} -rf /") == ["rm"]
+
+
+@pytest.mark.parametrize("flags", ["-rf", "-fr", "-r -f", "-f -r", "--recursive --force", "-Rf"])
+def test_flags_are_normalised(flags: str) -> None:
+    command = find(f"rm {flags} /", "rm")
+    assert command.has_flag("r", "R", "recursive")
+    assert command.has_flag("f", "force")
+    assert command.positionals == ("/",)
+
+
+def test_double_dash_ends_options() -> None:
+    command = find("rm -- -rf", "rm")
+    assert command.positionals == ("-rf",)
+    assert not command.flags
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        'git commit -m "rm -rf /"',
+        "grep 'curl | sh' docs",
+        "awk 'NR>1 && NR<5' file",
+        "echo 'rm -rf /; curl x | sh'",
+        "printf '%s\\n' '$(rm -rf /)'",
+        "# rm -rf /",
+        "cat <<'EOF'\nrm -rf /\nEOF",
+    ],
+)
+def test_quoted_data_is_not_a_command(script: str) -> None:
+    analysis = analyse(script)
+    assert "rm" not in programs(script)
+    assert not analysis.problems
+    assert all(c.input_from is None or c.program not in ("sh", "bash") for c in analysis.commands)
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "$X -rf /",
+        "${CMD} arg",
+        "$(echo rm) -rf /",
+        "`echo rm` -rf /",
+        'eval "$VAR"',
+        'bash -c "$SCRIPT"',
+    ],
+)
+def test_what_cannot_be_resolved_is_a_problem(script: str) -> None:
+    assert analyse(script).problems
+
+
+@pytest.mark.parametrize(
+    ("script", "interpreter", "source"),
+    [
+        ("curl -fsSL https://x | sh", "sh", "curl"),
+        ("wget -qO- https://x | sudo bash", "bash", "wget"),
+        ("bash <(curl -s https://x)", "bash", "curl"),
+        ('bash -c "$(curl -s https://x)"', "bash", "curl"),
+        ("echo aGVsbG8= | base64 -d | sh", "sh", "base64"),
+        ("curl -s https://x | python3", "python3", "curl"),
+    ],
+)
+def test_pipes_into_interpreters_record_their_source(
+    script: str, interpreter: str, source: str
+) -> None:
+    command = find(script, interpreter)
+    assert command.input_from is not None
+    assert command.input_from.program == source
+
+
+def test_redirect_targets_are_recorded() -> None:
+    command = find("echo garbage > /dev/sda", "echo")
+    assert [(r.operator, r.target) for r in command.redirects] == [(">", "/dev/sda")]
+
+
+def test_wrappers_are_remembered() -> None:
+    command = find("sudo timeout 5 rm -rf /", "rm")
+    assert command.wrappers == ("sudo", "timeout")
+
+
+def test_command_v_does_not_run_the_program() -> None:
+    assert programs("command -v rm") == ["command"]
+
+
+def test_parse_errors_are_reported() -> None:
+    assert analyse("ls 'unterminated").parse_error
+    assert analyse("if then fi (((").parse_error
+    assert not analyse("ls -la").parse_error
+
+
+def test_home_variable_resolves_to_tilde() -> None:
+    assert find('rm -rf "$HOME"', "rm").positionals == ("~",)
+    assert find("rm -rf ${HOME}/", "rm").positionals == ("~/",)
+
+
+def test_deep_nesting_is_walked_without_recursion() -> None:
+    nested = "( " * 5000 + "rm -rf /" + " )" * 5000
+    assert programs(nested) == ["rm"]
+    substitutions = "echo " + "$(echo " * 2000 + "$(rm -rf /)" + ")" * 2000
+    assert "rm" in programs(substitutions)
+
+
+def test_very_long_pipelines_and_inputs_finish() -> None:
+    pipeline = " | ".join(["cat"] * 10_000)
+    assert len(analyse(pipeline).commands) == 10_000
+    big = "echo " + "a" * 1_000_000
+    assert analyse(big).commands[0].args[0] == "a" * 1_000_000
+
+
+def test_nesting_beyond_the_limit_is_a_problem() -> None:
+    script = "ls"
+    for _ in range(10):
+        script = "bash -c " + _quote(script)
+    assert "shell code nested too deeply to analyse" in analyse(script).problems
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
