@@ -13,7 +13,7 @@ from sidecar.inspection.inspector import Inspector
 from sidecar.inspection.model import CallVerdict, InspectionContext, ToolCall
 from sidecar.inspection.permission import GrantLookup, PermissionInspector
 from sidecar.inspection.repetition import RepetitionInspector, RepetitionTracker
-from sidecar.inspection.security import RuleBook, SecurityInspector
+from sidecar.inspection.security import RuleBook, SecurityInspector, check_examples
 from sidecar.inspection.verdict import Mode
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.observability.metrics import Metrics
@@ -63,6 +63,11 @@ def compile_policy(
     """Build every inspector for a policy; raises PolicyError before anything is served."""
     policy = loaded.policy
     rules = RuleBook(policy.security)
+    failing = check_examples(rules, policy.security.rules)
+    if failing:
+        raise PolicyError(
+            [PolicyProblem(_source_of_rule(loaded, p), None, "security.rules", p) for p in failing]
+        )
     available: dict[str, Inspector] = {
         "security": SecurityInspector(rules),
         "egress": EgressInspector(policy.egress, rules.shell_calls, parts.secrets),
@@ -90,6 +95,15 @@ def compile_policy(
         links.append(ChainLink(available[name], settings.timeout_ms / 1000, settings.on_error))
     chain = InspectorChain(links, parts.metrics)
     return ActivePolicy(loaded, chain, mode_override or policy.permission.default_mode)
+
+
+def _source_of_rule(loaded: LoadedPolicy, problem: str) -> str:
+    """The file that defines the rule named in a problem, for the error message."""
+    rule_id = problem.split(":", 1)[0].removeprefix("rule ")
+    for name, text in zip(loaded.sources, loaded.texts, strict=True):
+        if f"id: {rule_id}" in text:
+            return name
+    return "(merged policy)"
 
 
 class NotReady(Exception):

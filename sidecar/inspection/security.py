@@ -11,6 +11,7 @@ import re2
 from sidecar.inspection.globs import GlobSet
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
 from sidecar.inspection.shell import ShellAnalysis, SimpleCommand
+from sidecar.inspection.shell import analyse as shell_analyse
 from sidecar.inspection.shell_calls import ShellCalls
 from sidecar.inspection.verdict import Risk, Verdict
 from sidecar.policy.schema import SecurityPolicy, SecurityRule, ShellMatch
@@ -105,6 +106,7 @@ class CompiledRule:
     risk: Risk
     shell: CompiledShellMatch | None
     tools: GlobSet
+    tool_globs: tuple[str, ...]
     keys: tuple[str, ...]
     pattern: _Pattern
 
@@ -119,6 +121,14 @@ class CompiledRule:
             confidence=0.9,
             approval_prompt=message,
         )
+
+    def matches_example(self, book: RuleBook, text: str) -> bool:
+        """Shell rules take a command line; argument rules the value of their first key."""
+        if self.shell is not None:
+            analysis = shell_analyse(text)
+            return any(self.shell.matches(c) for c in analysis.commands)
+        tool = next(iter(self.tool_globs), "tool")
+        return self.matches_arguments(ToolCall("example", tool, {self.keys[0]: text}))
 
     def matches_arguments(self, call: ToolCall) -> bool:
         if not self.tools.matches(call.name):
@@ -150,6 +160,7 @@ class RuleBook:
                 Risk[rule.risk.upper()],
                 shell,
                 GlobSet(arguments.tool if arguments else ()),
+                arguments.tool if arguments else (),
                 arguments.keys if arguments else (),
                 _Pattern(arguments.pattern if arguments else None),
             )
@@ -162,9 +173,29 @@ class RuleBook:
                 any_program.append(compiled)
         self._by_program = by_program
         self._any_program = any_program
+        self._by_id = {c.rule.id: c for c in [*self.argument_rules, *any_program]}
+        for rules in by_program.values():
+            self._by_id.update((c.rule.id, c) for c in rules)
+
+    def compiled(self, rule_id: str) -> CompiledRule:
+        return self._by_id[rule_id]
 
     def shell_rules_for(self, program: str) -> list[CompiledRule]:
         return self._by_program.get(program, []) + self._any_program
+
+
+def check_examples(book: RuleBook, rules: Sequence[SecurityRule]) -> list[str]:
+    """Each rule's inline examples must behave as written; returns what does not."""
+    problems: list[str] = []
+    for rule in rules:
+        compiled = book.compiled(rule.id)
+        for text, expected in [(t, True) for t in rule.examples.match] + [
+            (t, False) for t in rule.examples.no_match
+        ]:
+            if compiled.matches_example(book, text) is not expected:
+                verb = "should match" if expected else "should not match"
+                problems.append(f"rule {rule.id}: example {text!r} {verb}")
+    return problems
 
 
 class SecurityInspector:

@@ -53,6 +53,7 @@ class LoadedPolicy:
     policy: Policy
     revision: str
     sources: tuple[str, ...]
+    texts: tuple[str, ...]
 
 
 def bundled_policy_dir() -> Path:
@@ -100,7 +101,12 @@ def load_documents(documents: Sequence[tuple[str, str]]) -> LoadedPolicy:
     digest = hashlib.sha256()
     for name, text in documents:
         digest.update(Path(name).name.encode() + b"\0" + text.encode() + b"\0")
-    return LoadedPolicy(policy, digest.hexdigest()[:12], tuple(n for n, _ in documents))
+    return LoadedPolicy(
+        policy,
+        digest.hexdigest()[:12],
+        tuple(n for n, _ in documents),
+        tuple(t for _, t in documents),
+    )
 
 
 def _parse(name: str, text: str, problems: list[PolicyProblem]) -> dict[str, Any] | None:

@@ -137,6 +137,16 @@ class SecurityPolicy(Strict):
     unresolved_verdict: VerdictName = "require_approval"
     rules: tuple[SecurityRule, ...] = ()
 
+    @field_validator("rules")
+    @classmethod
+    def _unique_ids(cls, value: tuple[SecurityRule, ...]) -> tuple[SecurityRule, ...]:
+        seen: set[str] = set()
+        for rule in value:
+            if rule.id in seen:
+                raise ValueError(f"rule id {rule.id!r} is used twice")
+            seen.add(rule.id)
+        return value
+
 
 class EgressPolicy(Strict):
     allowed_domains: tuple[str, ...] = ()
