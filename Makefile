@@ -8,7 +8,7 @@ BUF := proto/node_modules/.bin/buf
 PROTO := proto/sidecar/v1/sidecar.proto
 PYTEST_ARGS ?=
 
-.PHONY: serve test venv dev lint format typecheck lint-proto generate unit clean bench
+.PHONY: serve test venv dev lint format typecheck lint-proto generate unit clean bench eval
 
 serve: venv  ## Install and start the sidecar with the bundled policies.
 	$(BIN)/sidecar serve
@@ -55,6 +55,9 @@ unit: dev
 generate: dev
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -Iproto \
 	  --python_out=. --grpc_python_out=. --mypy_out=. --mypy_grpc_out=. $(PROTO)
+
+eval: dev  ## Detection quality on tests/data/eval, through a live server in mode auto.
+	$(BIN)/python bench/eval.py
 
 bench: dev
 	$(BIN)/python bench/inspect_bench.py

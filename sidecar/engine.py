@@ -5,10 +5,11 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sidecar.inspection.chain import ChainLink, InspectorChain
-from sidecar.inspection.egress import EgressInspector
+from sidecar.inspection.effects import SensitivePaths
+from sidecar.inspection.egress import EgressInspector, TaintTracker
 from sidecar.inspection.inspector import Inspector
 from sidecar.inspection.model import CallVerdict, InspectionContext, ToolCall
 from sidecar.inspection.permission import GrantLookup, PermissionInspector
@@ -55,6 +56,7 @@ class EngineParts:
     grants: GrantLookup
     secrets: SecretScanner
     repetition: RepetitionTracker
+    taint: TaintTracker = field(default_factory=TaintTracker)
 
 
 def compile_policy(
@@ -62,7 +64,8 @@ def compile_policy(
 ) -> ActivePolicy:
     """Build every inspector for a policy; raises PolicyError before anything is served."""
     policy = loaded.policy
-    rules = RuleBook(policy.security)
+    sensitive = SensitivePaths(policy.sensitive_paths)
+    rules = RuleBook(policy.security, sensitive)
     failing = check_examples(rules, policy.security.rules)
     if failing:
         raise PolicyError(
@@ -70,7 +73,9 @@ def compile_policy(
         )
     available: dict[str, Inspector] = {
         "security": SecurityInspector(rules),
-        "egress": EgressInspector(policy.egress, rules.shell_calls, parts.secrets),
+        "egress": EgressInspector(
+            policy.egress, rules.shell_calls, parts.secrets, sensitive, parts.taint
+        ),
         "permission": PermissionInspector(policy.permission, parts.grants),
         "repetition": RepetitionInspector(policy.repetition.max_consecutive, parts.repetition),
     }

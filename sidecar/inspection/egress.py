@@ -1,104 +1,76 @@
-"""Egress inspector: where calls send data, and whether credentials go with it."""
+"""Egress inspector: where calls send data, what goes with it, and what the session read."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
 import re2
 
+from sidecar.inspection.effects import SensitivePaths, dumps_environment, read_targets
 from sidecar.inspection.globs import GlobSet
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
-from sidecar.inspection.shell import SimpleCommand
+from sidecar.inspection.shell import ShellAnalysis, SimpleCommand
 from sidecar.inspection.shell_calls import ShellCalls
 from sidecar.inspection.verdict import Mode, Risk, Verdict
 from sidecar.policy.schema import EgressPolicy
 from sidecar.secrets import SecretScanner
 
 NAME = "egress"
-NETWORK_PROGRAMS = frozenset(
-    {
-        "curl",
-        "wget",
-        "http",
-        "https",
-        "httpie",
-        "xh",
-        "nc",
-        "ncat",
-        "netcat",
-        "socat",
-        "ssh",
-        "scp",
-        "sftp",
-        "rsync",
-        "ftp",
-        "tftp",
-        "telnet",
-        "aria2c",
-        "lynx",
-        "links",
-        "git",
-        "aws",
-        "gsutil",
-        "gcloud",
-        "az",
-        "docker",
-        "podman",
-        "npm",
-        "cargo",
-        "twine",
-        "dig",
-        "nslookup",
-        "host",
-        "ping",
-    }
-)
+# Programs that send data over the network (git/docker/npm only for their sending subcommands).
+NETWORK_PROGRAMS = frozenset({
+    "curl", "wget", "http", "https", "httpie", "xh", "nc", "ncat", "netcat", "socat", "ssh",
+    "scp", "sftp", "rsync", "ftp", "tftp", "telnet", "aria2c", "lynx", "links", "aws",
+    "gsutil", "gcloud", "az", "rclone", "dig", "nslookup", "host", "ping", "smbclient",
+    "mail", "sendmail", "mutt", "s3cmd",
+})  # fmt: skip
+SENDING_SUBCOMMANDS = {
+    "git": frozenset({"push", "remote", "clone", "fetch", "pull", "ls-remote"}),
+    "docker": frozenset({"push", "login"}),
+    "podman": frozenset({"push", "login"}),
+    "npm": frozenset({"publish"}),
+    "cargo": frozenset({"publish"}),
+    "twine": frozenset({"upload"}),
+    "gh": frozenset({"api", "gist", "release"}),
+}
+_UPLOAD_FLAGS = frozenset({
+    "d", "data", "data-binary", "data-raw", "data-urlencode", "F", "form", "T", "upload-file",
+    "post-file", "body-file", "post-data",
+})  # fmt: skip
 _URL = re2.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?(\[[0-9A-Fa-f:.]+\]|[^/:?#]+)")
 _USER_HOST = re2.compile(
     r"^(?:[^@/\s]+@)?([A-Za-z0-9.-]+\.[A-Za-z]{2,}|\d{1,3}(?:\.\d{1,3}){3})(?::|$)"
 )
 _HOSTLIKE = re2.compile(r"^([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|\d{1,3}(?:\.\d{1,3}){3})$")
-# Programs whose bare host arguments are destinations (curl takes "example.com" too).
-_HOST_PROGRAMS = frozenset(
-    {
-        "curl",
-        "wget",
-        "nc",
-        "ncat",
-        "netcat",
-        "socat",
-        "ssh",
-        "scp",
-        "sftp",
-        "rsync",
-        "ftp",
-        "telnet",
-        "dig",
-        "nslookup",
-        "host",
-        "ping",
-        "http",
-        "https",
-        "xh",
-    }
-)
+_SOCAT_HOST = re2.compile(r"(?i)^(?:tcp|udp|tcp4|tcp6|openssl)[a-z0-9-]*:([^:,]+):\d+")
+
+
+def sends(command: SimpleCommand) -> bool:
+    if command.program in NETWORK_PROGRAMS:
+        return True
+    subcommands = SENDING_SUBCOMMANDS.get(command.program)
+    return bool(subcommands and command.positionals and command.positionals[0] in subcommands)
 
 
 def destinations_of(command: SimpleCommand) -> list[str]:
     """Hosts a command contacts, as far as its arguments tell."""
-    if command.program not in NETWORK_PROGRAMS:
+    if not sends(command):
         return []
     hosts: list[str] = []
+    takes_hosts = command.program in NETWORK_PROGRAMS
     for argument in command.args:
-        value = (
-            argument.split("=", 1)[1] if argument.startswith("--") and "=" in argument else argument
-        )
+        value = argument.split("=", 1)[-1] if argument.startswith("--") else argument
         url = _URL.search(value)
         if url:
             hosts.append(url.group(1).strip("[]").lower())
-        elif command.program in _HOST_PROGRAMS:
+            continue
+        socat = _SOCAT_HOST.search(value)
+        if socat:
+            hosts.append(socat.group(1).lower())
+        elif takes_hosts and not value.startswith("-"):
             host = _USER_HOST.search(value) or _HOSTLIKE.search(value)
-            if host and not value.startswith("-"):
+            if host:
                 hosts.append(host.group(1).lower())
     return hosts
 
@@ -114,78 +86,166 @@ def domain_set(patterns: Iterable[str]) -> GlobSet:
     return GlobSet(globs)
 
 
+class TaintTracker:
+    """Sessions that have read a sensitive source. Bounded; survives policy reloads."""
+
+    def __init__(self, max_sessions: int = 100_000) -> None:
+        self._sources: OrderedDict[str, str] = OrderedDict()
+        self._max_sessions = max_sessions
+
+    def taint(self, session_id: str, source: str) -> None:
+        self._sources.setdefault(session_id, source)
+        self._sources.move_to_end(session_id)
+        while len(self._sources) > self._max_sessions:
+            self._sources.popitem(last=False)
+
+    def source(self, session_id: str) -> str | None:
+        return self._sources.get(session_id)
+
+
+@dataclass(slots=True)
+class _Outbound:
+    hosts: list[str] = field(default_factory=list)
+    text: str | None = None  # what leaves the machine, scanned for credentials
+    sensitive: list[str] = field(default_factory=list)  # sensitive data that would leave
+    uploads: list[str] = field(default_factory=list)
+    reads: list[str] = field(default_factory=list)  # sensitive sources read (taint)
+
+    @property
+    def leaves(self) -> bool:
+        return bool(self.hosts) or self.text is not None
+
+
 class EgressInspector:
     name = NAME
 
     def __init__(
-        self, policy: EgressPolicy, shell_calls: ShellCalls, secrets: SecretScanner
+        self,
+        policy: EgressPolicy,
+        shell_calls: ShellCalls,
+        secrets: SecretScanner,
+        sensitive: SensitivePaths,
+        taint: TaintTracker,
     ) -> None:
         self._policy = policy
         self._url_tools = GlobSet(policy.url_tools)
+        self._outbound_tools = GlobSet(policy.outbound_tools)
+        self._read_tools = GlobSet(policy.read_tools)
         self._allowed = domain_set(policy.allowed_domains)
         self._denied = domain_set(policy.denied_domains)
         self._shell_calls = shell_calls
         self._secrets = secrets
+        self._sensitive = sensitive
+        self._taint = taint
 
     async def inspect(
         self, calls: Sequence[ToolCall], context: InspectionContext
     ) -> list[list[Finding]]:
-        return [self._inspect_call(call, context.mode) for call in calls]
+        return [self._inspect_call(call, context) for call in calls]
 
-    def _inspect_call(self, call: ToolCall, mode: Mode) -> list[Finding]:
-        hosts, outbound_text = self._outbound(call)
-        if not hosts and outbound_text is None:
-            return []
+    def _inspect_call(self, call: ToolCall, context: InspectionContext) -> list[Finding]:
+        outbound = self._outbound(call)
         findings: list[Finding] = []
-        secrets = self._secrets.find(outbound_text or "")
+        if outbound.leaves:
+            findings.extend(self._judge(outbound, context))
+        if outbound.reads:
+            # Later egress in this session needs approval: the data may travel with it.
+            self._taint.taint(context.session_id, outbound.reads[0])
+        return findings
+
+    def _judge(self, outbound: _Outbound, context: InspectionContext) -> Iterable[Finding]:
+        secrets = self._secrets.find(outbound.text or "")
         if secrets:
             kinds = ", ".join(sorted({s.kind for s in secrets}))
-            findings.append(
-                Finding(
-                    inspector=NAME,
-                    verdict=Verdict.DENY,
-                    rule_id="egress.secret",
-                    message=f"a credential ({kinds}) would leave the machine",
-                    risk=Risk.CRITICAL,
-                )
+            yield _finding(
+                Verdict.DENY, "egress.secret", f"a credential ({kinds}) would leave the machine",
+                Risk.CRITICAL,
+            )  # fmt: skip
+        if outbound.sensitive:
+            yield _finding(
+                Verdict.DENY, "egress.sensitive_data",
+                f"sensitive data ({outbound.sensitive[0][:80]}) would leave the machine",
+                Risk.CRITICAL,
+            )  # fmt: skip
+        for upload in outbound.uploads[:1]:
+            yield _finding(
+                Verdict.ALLOW, "egress.upload", f"uploads local data ({upload[:80]})", Risk.MEDIUM
             )
-        for host in dict.fromkeys(hosts):
-            findings.extend(self._judge_host(host, mode))
-        return findings
+        for host in dict.fromkeys(outbound.hosts):
+            yield from self._judge_host(host, context.mode)
+        source = self._taint.source(context.session_id)
+        if source is not None:
+            message = f"this session read {source[:80]}; data may leave with this call"
+            yield _finding(
+                Verdict.REQUIRE_APPROVAL, "egress.tainted_session", message, Risk.HIGH,
+                prompt=f"Earlier this session read {source[:80]}. Allow sending data out?",
+            )  # fmt: skip
 
     def _judge_host(self, host: str, mode: Mode) -> Iterable[Finding]:
         if self._denied.matches(host):
-            yield Finding(
-                inspector=NAME,
-                verdict=Verdict.DENY,
-                rule_id="egress.denied_domain",
-                message=f"{host} is a denied destination",
-                risk=Risk.HIGH,
+            yield _finding(
+                Verdict.DENY, "egress.denied_domain", f"{host} is a denied destination", Risk.HIGH
             )
         elif self._allowed.globs and mode is not Mode.AUTO and not self._allowed.matches(host):
-            message = f"{host} is not on the allowed destinations list"
-            yield Finding(
-                inspector=NAME,
-                verdict=Verdict.REQUIRE_APPROVAL,
-                rule_id="egress.unknown_domain",
-                message=message,
-                risk=Risk.MEDIUM,
-                approval_prompt=f"Allow a connection to {host}?",
-            )
+            yield _finding(
+                Verdict.REQUIRE_APPROVAL, "egress.unknown_domain",
+                f"{host} is not on the allowed destinations list", Risk.MEDIUM,
+                prompt=f"Allow a connection to {host}?",
+            )  # fmt: skip
 
-    def _outbound(self, call: ToolCall) -> tuple[list[str], str | None]:
+    def _outbound(self, call: ToolCall) -> _Outbound:
         analysis = self._shell_calls.analyse(call)
         if analysis is not None:
-            hosts = [h for c in analysis.commands for h in destinations_of(c)]
-            network = any(c.program in NETWORK_PROGRAMS for c in analysis.commands)
-            return hosts, self._shell_calls.command_line(call) if network else None
-        if not self._url_tools.matches(call.name):
-            return [], None
-        hosts = []
-        for key in self._policy.url_arguments:
-            value = call.arguments.get(key)
-            if isinstance(value, str):
-                url = _URL.search(value)
+            return self._shell_outbound(analysis, self._shell_calls.command_line(call) or "")
+        outbound = _Outbound()
+        if self._read_tools.matches(call.name):
+            outbound.reads = [p for p in self._paths(call) if self._sensitive.matches(p)]
+        if self._url_tools.matches(call.name) or self._outbound_tools.matches(call.name):
+            outbound.text = call.canonical_arguments
+            for key in self._policy.url_arguments:
+                value = call.arguments.get(key)
+                url = _URL.search(value) if isinstance(value, str) else None
                 if url:
-                    hosts.append(url.group(1).strip("[]").lower())
-        return hosts, call.canonical_arguments
+                    outbound.hosts.append(url.group(1).strip("[]").lower())
+        return outbound
+
+    def _paths(self, call: ToolCall) -> list[str]:
+        values = (call.arguments.get(key) for key in self._policy.path_arguments)
+        return [v for v in values if isinstance(v, str)]
+
+    def _shell_outbound(self, analysis: ShellAnalysis, line: str) -> _Outbound:
+        outbound = _Outbound()
+        for command in analysis.commands:
+            reads = [p for p in read_targets(command) if self._sensitive.matches(p)]
+            if not sends(command):
+                outbound.reads.extend(reads)
+                continue
+            outbound.text = line
+            outbound.hosts.extend(destinations_of(command))
+            outbound.sensitive.extend(reads)
+            # --post-file=/etc/shadow, -d @key, -F f=@key: the value names a file sent.
+            outbound.sensitive.extend(
+                a for a in command.args if self._sensitive.matches(a.split("=", 1)[-1])
+            )
+            source = command.input_from
+            if source is not None:
+                if dumps_environment(source):
+                    outbound.sensitive.append(f"the environment, from {source.program}")
+                outbound.sensitive.extend(
+                    p for p in read_targets(source) if self._sensitive.matches(p)
+                )
+                outbound.uploads.append(f"output of {source.program}")
+            if command.flags & _UPLOAD_FLAGS:
+                outbound.uploads.extend(a for a in command.args if a.startswith("@") or "=@" in a)
+        return outbound
+
+
+def _finding(verdict: Verdict, rule_id: str, message: str, risk: Risk, prompt: str = "") -> Finding:
+    return Finding(
+        inspector=NAME,
+        verdict=verdict,
+        rule_id=rule_id,
+        message=message,
+        risk=risk,
+        approval_prompt=prompt or (message if verdict is Verdict.REQUIRE_APPROVAL else ""),
+    )

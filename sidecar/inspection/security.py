@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import re2
 
+from sidecar.inspection.effects import SensitivePaths, read_targets, write_targets
 from sidecar.inspection.globs import GlobSet
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
 from sidecar.inspection.shell import ShellAnalysis, SimpleCommand
 from sidecar.inspection.shell import analyse as shell_analyse
 from sidecar.inspection.shell_calls import ShellCalls
 from sidecar.inspection.verdict import Risk, Verdict
-from sidecar.policy.schema import SecurityPolicy, SecurityRule, ShellMatch
+from sidecar.policy.schema import ArgumentMatch, Example, SecurityPolicy, SecurityRule, ShellMatch
 
 NAME = "security"
-_VERDICTS = {
+VERDICTS = {
     "allow": Verdict.ALLOW,
     "require_approval": Verdict.REQUIRE_APPROVAL,
     "deny": Verdict.DENY,
@@ -25,10 +26,11 @@ _VERDICTS = {
 
 
 class _Pattern:
-    """An optional RE2 search."""
+    """An optional RE2 search: absent means 'no condition'."""
 
     def __init__(self, pattern: str | None) -> None:
-        self._regex = re2.compile(pattern) if pattern else None
+        self.given = pattern is not None
+        self._regex = re2.compile(pattern) if pattern is not None else None
 
     def any(self, values: Sequence[str]) -> bool:
         if self._regex is None:
@@ -36,45 +38,41 @@ class _Pattern:
         return any(self._regex.search(v) for v in values)
 
 
-@dataclass(frozen=True, slots=True)
 class CompiledShellMatch:
-    programs: frozenset[str]
-    program_pattern: _Pattern | None
-    subcommands: frozenset[str]
-    flags_any: frozenset[str]
-    flags_all: tuple[frozenset[str], ...]
-    positional: _Pattern
-    argument: _Pattern
-    arguments_text: _Pattern
-    redirect_target: _Pattern
-    has_redirect_condition: bool
-    input_from: frozenset[str]
+    def __init__(self, match: ShellMatch, sensitive: SensitivePaths) -> None:
+        self.programs = frozenset(match.program)
+        self.program_pattern = _Pattern(match.program_pattern)
+        self.subcommands = frozenset(match.subcommand)
+        self.flags_any = frozenset(match.flags_any)
+        self.flags_all = tuple(frozenset(group) for group in match.flags_all)
+        self.positional = _Pattern(match.positional)
+        self.argument = _Pattern(match.argument)
+        self.arguments_text = _Pattern(match.arguments_text)
+        self.redirect_target = _Pattern(match.redirect_target)
+        self.writes_to = _Pattern(match.writes_to)
+        self.input_from = frozenset(match.input_from)
+        self.input_flags_any = frozenset(match.input_flags_any)
+        self.reads_sensitive = match.reads_sensitive
+        self.recursive_function = match.recursive_function
+        self.per_command = bool(
+            self.programs or self.program_pattern.given or self.subcommands or self.flags_any
+            or self.flags_all or self.positional.given or self.argument.given
+            or self.arguments_text.given or self.redirect_target.given or self.writes_to.given
+            or self.input_from or self.reads_sensitive
+        )  # fmt: skip
+        self._sensitive = sensitive
 
-    @classmethod
-    def build(cls, match: ShellMatch) -> CompiledShellMatch:
-        return cls(
-            frozenset(match.program),
-            _Pattern(match.program_pattern) if match.program_pattern else None,
-            frozenset(match.subcommand),
-            frozenset(match.flags_any),
-            tuple(frozenset(group) for group in match.flags_all),
-            _Pattern(match.positional),
-            _Pattern(match.argument),
-            _Pattern(match.arguments_text),
-            _Pattern(match.redirect_target),
-            match.redirect_target is not None,
-            frozenset(match.input_from),
-        )
+    def matches_analysis(self, analysis: ShellAnalysis) -> bool:
+        """Conditions on the script as a whole."""
+        return not self.recursive_function or bool(analysis.recursive_functions)
+
+    def _names(self, program: str) -> bool:
+        if program in self.programs:
+            return True
+        return self.program_pattern.given and self.program_pattern.any([program])
 
     def matches(self, command: SimpleCommand) -> bool:
-        named = bool(self.programs) or self.program_pattern is not None
-        if (
-            named
-            and command.program not in self.programs
-            and not (
-                self.program_pattern is not None and self.program_pattern.any([command.program])
-            )
-        ):
+        if (self.programs or self.program_pattern.given) and not self._names(command.program):
             return False
         if self.subcommands and (
             not command.positionals or command.positionals[0] not in self.subcommands
@@ -84,19 +82,53 @@ class CompiledShellMatch:
             return False
         if any(not (group & command.flags) for group in self.flags_all):
             return False
-        if self.input_from and (
-            command.input_from is None or command.input_from.program not in self.input_from
-        ):
-            return False
-        if self.has_redirect_condition:
-            targets = [r.target for r in command.redirects if ">" in r.operator]
+        if self.input_from:
+            source = command.input_from
+            if source is None or source.program not in self.input_from:
+                return False
+            if self.input_flags_any and not (self.input_flags_any & source.flags):
+                return False
+        if self.redirect_target.given:
+            targets = [r.target for r in command.redirects]
             if not targets or not self.redirect_target.any(targets):
                 return False
+        if self.writes_to.given:
+            written = write_targets(command)
+            if not written or not self.writes_to.any(written):
+                return False
+        if self.reads_sensitive and not self._sensitive.any(read_targets(command)):
+            return False
         return (
             self.positional.any(command.positionals)
             and self.argument.any(command.args)
             and self.arguments_text.any([" ".join(command.args)])
         )
+
+
+class CompiledArgumentMatch:
+    def __init__(self, match: ArgumentMatch, sensitive: SensitivePaths) -> None:
+        self.tools = GlobSet(match.tool)
+        self.tool_globs = match.tool
+        self.where = [
+            (condition.keys, _Pattern(condition.pattern), condition.sensitive)
+            for condition in match.where
+        ]
+        self._sensitive = sensitive
+
+    def matches(self, call: ToolCall) -> bool:
+        if not self.tools.matches(call.name):
+            return False
+        for keys, pattern, sensitive in self.where:
+            values = [_text(call.arguments[k]) for k in keys if k in call.arguments]
+            if not values or not pattern.any(values):
+                return False
+            if sensitive and not self._sensitive.any(values):
+                return False
+        return True
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,10 +137,7 @@ class CompiledRule:
     verdict: Verdict
     risk: Risk
     shell: CompiledShellMatch | None
-    tools: GlobSet
-    tool_globs: tuple[str, ...]
-    keys: tuple[str, ...]
-    pattern: _Pattern
+    arguments: CompiledArgumentMatch | None
 
     def finding(self, detail: str = "") -> Finding:
         message = self.rule.message if not detail else f"{self.rule.message} ({detail})"
@@ -122,66 +151,60 @@ class CompiledRule:
             approval_prompt=message,
         )
 
-    def matches_example(self, book: RuleBook, text: str) -> bool:
-        """Shell rules take a command line; argument rules the value of their first key."""
+    def matches_example(self, example: Example) -> bool:
         if self.shell is not None:
-            analysis = shell_analyse(text)
-            return any(self.shell.matches(c) for c in analysis.commands)
-        tool = next(iter(self.tool_globs), "tool")
-        return self.matches_arguments(ToolCall("example", tool, {self.keys[0]: text}))
-
-    def matches_arguments(self, call: ToolCall) -> bool:
-        if not self.tools.matches(call.name):
-            return False
-        values = [_text(call.arguments.get(key)) for key in self.keys if key in call.arguments]
-        return bool(values) and self.pattern.any(values)
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else str(value)
+            if not isinstance(example, str):
+                return False
+            analysis = shell_analyse(example)
+            if not self.shell.matches_analysis(analysis):
+                return False
+            return not self.shell.per_command or any(
+                self.shell.matches(c) for c in analysis.commands
+            )
+        assert self.arguments is not None
+        tool = next((g for g in self.arguments.tool_globs if "*" not in g), "example_tool")
+        if isinstance(example, str):
+            example = {self.rule.arguments.where[0].keys[0]: example} if self.rule.arguments else {}
+        return self.arguments.matches(ToolCall("example", tool.replace("?", "x"), dict(example)))
 
 
 class RuleBook:
     """A policy's rules compiled once per load, indexed by program for speed."""
 
-    def __init__(self, policy: SecurityPolicy) -> None:
+    def __init__(self, policy: SecurityPolicy, sensitive: SensitivePaths) -> None:
         self.shell_calls = ShellCalls(policy.shell_tools, policy.extra_wrappers)
-        self.unresolved_verdict = _VERDICTS[policy.unresolved_verdict]
-        by_program: dict[str, list[CompiledRule]] = {}
-        any_program: list[CompiledRule] = []
+        self.unresolved_verdict = VERDICTS[policy.unresolved_verdict]
+        self.sensitive = sensitive
         self.argument_rules: list[CompiledRule] = []
+        self.script_rules: list[CompiledRule] = []  # conditions on the whole script only
+        self._by_program: dict[str, list[CompiledRule]] = {}
+        self._any_program: list[CompiledRule] = []
+        self._by_id: dict[str, CompiledRule] = {}
         for rule in policy.rules:
-            verdict = _VERDICTS[rule.verdict or policy.risk_verdicts[rule.risk]]
-            shell = CompiledShellMatch.build(rule.shell) if rule.shell else None
-            arguments = rule.arguments
             compiled = CompiledRule(
                 rule,
-                verdict,
+                VERDICTS[rule.verdict or policy.risk_verdicts[rule.risk]],
                 Risk[rule.risk.upper()],
-                shell,
-                GlobSet(arguments.tool if arguments else ()),
-                arguments.tool if arguments else (),
-                arguments.keys if arguments else (),
-                _Pattern(arguments.pattern if arguments else None),
+                CompiledShellMatch(rule.shell, sensitive) if rule.shell else None,
+                CompiledArgumentMatch(rule.arguments, sensitive) if rule.arguments else None,
             )
-            if rule.shell is None:
+            self._by_id[rule.id] = compiled
+            if compiled.shell is None:
                 self.argument_rules.append(compiled)
-            elif rule.shell.program and rule.shell.program_pattern is None:
+            elif not compiled.shell.per_command:
+                self.script_rules.append(compiled)
+            elif rule.shell and rule.shell.program and rule.shell.program_pattern is None:
                 for program in rule.shell.program:
-                    by_program.setdefault(program, []).append(compiled)
+                    self._by_program.setdefault(program, []).append(compiled)
             else:
-                any_program.append(compiled)
-        self._by_program = by_program
-        self._any_program = any_program
-        self._by_id = {c.rule.id: c for c in [*self.argument_rules, *any_program]}
-        for rules in by_program.values():
-            self._by_id.update((c.rule.id, c) for c in rules)
+                self._any_program.append(compiled)
 
     def compiled(self, rule_id: str) -> CompiledRule:
         return self._by_id[rule_id]
 
     def shell_rules_for(self, program: str) -> list[CompiledRule]:
-        return self._by_program.get(program, []) + self._any_program
+        specific = self._by_program.get(program)
+        return specific + self._any_program if specific else self._any_program
 
 
 def check_examples(book: RuleBook, rules: Sequence[SecurityRule]) -> list[str]:
@@ -189,12 +212,13 @@ def check_examples(book: RuleBook, rules: Sequence[SecurityRule]) -> list[str]:
     problems: list[str] = []
     for rule in rules:
         compiled = book.compiled(rule.id)
-        for text, expected in [(t, True) for t in rule.examples.match] + [
-            (t, False) for t in rule.examples.no_match
-        ]:
-            if compiled.matches_example(book, text) is not expected:
+        cases = [(e, True) for e in rule.examples.match] + [
+            (e, False) for e in rule.examples.no_match
+        ]
+        for example, expected in cases:
+            if compiled.matches_example(example) is not expected:
                 verb = "should match" if expected else "should not match"
-                problems.append(f"rule {rule.id}: example {text!r} {verb}")
+                problems.append(f"rule {rule.id}: example {example!r} {verb}")
     return problems
 
 
@@ -210,10 +234,11 @@ class SecurityInspector:
         return [self.inspect_call(call) for call in calls]
 
     def inspect_call(self, call: ToolCall) -> list[Finding]:
-        findings: list[Finding] = []
-        for rule in self._rules.argument_rules:
-            if rule.matches_arguments(call):
-                findings.append(rule.finding())
+        findings = [
+            rule.finding()
+            for rule in self._rules.argument_rules
+            if rule.arguments is not None and rule.arguments.matches(call)
+        ]
         analysis = self._rules.shell_calls.analyse(call)
         if analysis is not None:
             findings.extend(self._shell_findings(analysis))
@@ -222,13 +247,17 @@ class SecurityInspector:
     def _shell_findings(self, analysis: ShellAnalysis) -> list[Finding]:
         findings: list[Finding] = []
         seen: set[str] = set()
+        for rule in self._rules.script_rules:
+            assert rule.shell is not None
+            if rule.shell.matches_analysis(analysis):
+                seen.add(rule.rule.id)
+                findings.append(rule.finding())
         for command in analysis.commands:
             for rule in self._rules.shell_rules_for(command.program):
-                if (
-                    rule.rule.id not in seen
-                    and rule.shell is not None
-                    and rule.shell.matches(command)
-                ):
+                shell = rule.shell
+                if rule.rule.id in seen or shell is None or not shell.matches_analysis(analysis):
+                    continue
+                if shell.matches(command):
                     seen.add(rule.rule.id)
                     findings.append(rule.finding(f"via {command.via}" if command.via else ""))
         verdict = self._rules.unresolved_verdict

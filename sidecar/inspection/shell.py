@@ -99,6 +99,7 @@ class ShellAnalysis:
     commands: tuple[SimpleCommand, ...]
     problems: tuple[str, ...]  # what cannot be resolved statically
     parse_error: bool = False
+    recursive_functions: tuple[str, ...] = ()  # functions that call themselves (fork bombs)
 
 
 @dataclass(slots=True)
@@ -113,6 +114,7 @@ class _Walk:
     commands: list[SimpleCommand] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     parse_error: bool = False
+    recursive_functions: list[str] = field(default_factory=list)
 
 
 @functools.cache
@@ -136,7 +138,10 @@ def _run(script: str, wrappers: Mapping[str, WrapperSpec]) -> ShellAnalysis:
     walk = _Walk(wrappers)
     _walk_script(walk, script, depth=0, via="", input_from=None)
     return ShellAnalysis(
-        tuple(walk.commands), tuple(dict.fromkeys(walk.problems)), walk.parse_error
+        tuple(walk.commands),
+        tuple(dict.fromkeys(walk.problems)),
+        walk.parse_error,
+        tuple(dict.fromkeys(walk.recursive_functions)),
     )
 
 
@@ -150,7 +155,7 @@ def _walk_script(
     if tree.root_node.has_error:
         walk.parse_error = True
     previous_stage: dict[int, int] = {}  # pipeline stage id -> the stage feeding it
-    stage_heads: dict[int, SimpleCommand] = {}  # pipeline stage id -> its command
+    stage_heads: dict[int, SimpleCommand] = {}  # node id -> the last command inside it
     stack: list[Node] = [tree.root_node]
     while stack:
         node = stack.pop()
@@ -160,14 +165,26 @@ def _walk_script(
             for before, after in itertools.pairwise(stages):
                 previous_stage[after.id] = before.id
         elif kind == "command":
-            stage = _stage_of(node)
-            feed = input_from if depth and stage is None else None
-            if stage is not None and stage.id in previous_stage:
-                # The earlier stage was walked first: children are pushed in reverse.
-                feed = stage_heads.get(previous_stage[stage.id])
+            # Earlier stages were walked first (children are pushed in reverse).
+            feed, piped = _feed_of(node, previous_stage, stage_heads)
+            if not piped and depth:
+                feed = input_from
             head = _command(walk, node, depth, via, feed)
-            if stage is not None and head is not None:
-                stage_heads[stage.id] = head
+            if head is not None:
+                _record_producer(node, head, stage_heads)
+        elif kind in ("declaration_command", "unset_command"):
+            _declaration(walk, node, via)
+        elif (
+            kind == "variable_assignment"
+            and node.parent is not None
+            and node.parent.type
+            in ("program", "list", "compound_statement", "subshell", "do_group")
+        ):
+            text = _assignment(node)  # a bare FOO=1 statement
+            walk.commands.append(SimpleCommand("(assign)", (text,), frozenset(), (text,), via=via))
+        elif kind == "function_definition" and _calls_itself(node):
+            name = node.child_by_field_name("name")
+            walk.recursive_functions.append(_text(name) if name is not None else "?")
         elif kind in ("raw_string", "heredoc_body", "comment"):
             continue  # data, never executed by itself
         elif kind == "ERROR":
@@ -175,15 +192,83 @@ def _walk_script(
         stack.extend(reversed(node.named_children))  # anonymous tokens hold no commands
 
 
-def _stage_of(command: Node) -> Node | None:
-    """The pipeline stage this command heads, if it is one."""
-    node = command
-    parent = node.parent
-    if parent is not None and parent.type == "redirected_statement":
-        node, parent = parent, parent.parent
-    if parent is not None and parent.type == "pipeline":
-        return node
-    return None
+def _declaration(walk: _Walk, node: Node, via: str) -> None:
+    """export/declare/local/readonly/unset: builtins that change the shell's variables."""
+    keyword = next((c for c in node.children if not c.is_named), None)
+    program = keyword.type if keyword is not None else "export"
+    args = tuple(
+        _assignment(c) if c.type == "variable_assignment" else _resolve(c).text
+        for c in node.named_children
+    )
+    flags, positionals = _split_flags(args)
+    walk.commands.append(SimpleCommand(program, args, flags, positionals, via=via))
+
+
+def _assignment(node: Node) -> str:
+    name = node.child_by_field_name("name")
+    value = node.child_by_field_name("value")
+    left = _text(name) if name is not None else ""
+    return f"{left}={_resolve(value).text}" if value is not None else f"{left}="
+
+
+def _calls_itself(function: Node) -> bool:
+    name_node = function.child_by_field_name("name")
+    body = function.child_by_field_name("body")
+    if name_node is None or body is None:
+        return False
+    name = _text(name_node)
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if node.type == "command":
+            called = node.child_by_field_name("name")
+            if called is not None and _resolve(called).text == name:
+                return True
+        stack.extend(node.named_children)
+    return False
+
+
+# Nodes through which a pipeline's data flows to the commands inside them.
+_STAGE_CONTAINERS = frozenset(
+    {
+        "pipeline",
+        "redirected_statement",
+        "subshell",
+        "compound_statement",
+        "list",
+        "negated_command",
+    }
+)
+_MAX_STAGE_DEPTH = 64  # deeper nesting is not worth following, and keeps this linear
+
+
+def _feed_of(
+    command: Node, previous_stage: dict[int, int], producers: dict[int, SimpleCommand]
+) -> tuple[SimpleCommand | None, bool]:
+    """The command whose output this one reads through a pipe, and whether it is piped."""
+    current = command
+    for _ in range(_MAX_STAGE_DEPTH):
+        if current.id in previous_stage:
+            return producers.get(previous_stage[current.id]), True
+        parent = current.parent
+        if parent is None or parent.type not in _STAGE_CONTAINERS:
+            break
+        current = parent
+    return None, False
+
+
+def _record_producer(
+    command: Node, built: SimpleCommand, producers: dict[int, SimpleCommand]
+) -> None:
+    """The last command inside a stage is what the next stage reads from."""
+    current: Node | None = command
+    for _ in range(_MAX_STAGE_DEPTH):
+        if current is None:
+            break
+        producers[current.id] = built
+        current = current.parent
+        if current is None or current.type not in _STAGE_CONTAINERS:
+            break
 
 
 def _command(
@@ -191,12 +276,14 @@ def _command(
 ) -> SimpleCommand | None:
     name_node = node.child_by_field_name("name")
     if name_node is None:
-        return None  # bare assignment such as FOO=1
+        return None
     words = [_resolve(name_node)]
     words += [_resolve(c) for c in node.children_by_field_name("argument")]
     redirects, heredoc = _redirects(node)
     if input_from is None:
         input_from = _substituted_command(node)
+    if input_from is None:
+        input_from = _redirected_substitution(node)
     return _emit(walk, words, redirects, heredoc, depth, via, input_from, wrappers=())
 
 
@@ -225,22 +312,17 @@ def _emit(
         if any(w.text in spec.not_executing_flags for w in rest):
             return _record(walk, program, rest, redirects, input_from, wrappers, via)
         inner = _unwrap(rest, spec)
-        if inner:
-            if program == "env":
-                inner = _env_split_string(walk, rest, inner, depth, via)
-            return _emit(
-                walk,
-                inner,
-                redirects,
-                heredoc,
-                depth,
-                "xargs" if program == "xargs" else via,
-                input_from,
-                (*wrappers, program),
-            )
-        if program != "xargs":
-            return _record(walk, program, rest, redirects, input_from, wrappers, via)
-        return _record(walk, "echo", rest, redirects, input_from, (*wrappers, program), via)
+        # The wrapper runs too (sudo, chroot): rules may care about it as well.
+        wrapper = _record(walk, program, rest, redirects, input_from, wrappers, via)
+        if not inner:
+            return wrapper  # `env` alone prints the environment
+        if program == "env":
+            inner = _env_split_string(walk, rest, inner, depth, via)
+        if program == "xargs":
+            # xargs appends what it reads to the command: use it where it is static.
+            inner = inner + _static_output(input_from)
+            via = "xargs"
+        return _emit(walk, inner, redirects, heredoc, depth, via, input_from, (*wrappers, program))
     command = _record(walk, program, rest, redirects, input_from, wrappers, via)
     _follow_nested(walk, command, rest, heredoc, depth)
     return command
@@ -313,14 +395,32 @@ def _follow_stdin(walk: _Walk, shell: SimpleCommand, depth: int) -> None:
         )
 
 
+def _static_output(source: SimpleCommand | None) -> list[_Word]:
+    """What echo/printf with literal arguments print, as words."""
+    if source is None or source.program not in ("echo", "printf"):
+        return []
+    return [_Word(part) for arg in source.positionals for part in arg.split()]
+
+
 def _find_exec(walk: _Walk, rest: list[_Word], depth: int) -> None:
+    # The starting points come before the first expression; {} stands for what is found.
+    roots = []
+    for word in rest:
+        if word.text.startswith(("-", "(", "!")):
+            break
+        roots.append(word)
     index = 0
     while index < len(rest):
         if rest[index].text in ("-exec", "-execdir", "-ok", "-okdir"):
             end = index + 1
             while end < len(rest) and rest[end].text not in (";", "+", "\\;"):
                 end += 1
-            _emit(walk, rest[index + 1 : end], (), None, depth, "find -exec", None, ())
+            target = rest[index + 1 : end]
+            placeholder = [i for i, w in enumerate(target) if w.text == "{}"]
+            if placeholder and roots:
+                at = placeholder[0]
+                target = target[:at] + roots + target[at + 1 :]
+            _emit(walk, target, (), None, depth, "find -exec", None, ())
             index = end
         index += 1
 
@@ -434,6 +534,21 @@ def _substituted_command(command: Node) -> SimpleCommand | None:
                 inner = _first_command(candidate)
                 if inner is not None:
                     return _quick(inner)
+    return None
+
+
+def _redirected_substitution(command: Node) -> SimpleCommand | None:
+    """cmd < <(producer): the producer feeds the command's input."""
+    nodes = list(command.children_by_field_name("redirect"))
+    parent = command.parent
+    if parent is not None and parent.type == "redirected_statement":
+        nodes += parent.children_by_field_name("redirect")
+    for redirect in nodes:
+        destination = redirect.child_by_field_name("destination")
+        if destination is not None and destination.type == "process_substitution":
+            inner = _first_command(destination)
+            if inner is not None:
+                return _quick(inner)
     return None
 
 

@@ -24,6 +24,10 @@ ACCUMULATING_KEYS = frozenset(
         "allowed_domains",
         "denied_domains",
         "extra_wrappers",
+        "sensitive_paths",
+        "url_tools",
+        "outbound_tools",
+        "read_tools",
     }
 )
 

@@ -82,23 +82,53 @@ class ShellMatch(Strict):
     arguments_text: Re2Pattern | None = Field(
         default=None, description="RE2 on the joined arguments."
     )
-    redirect_target: Re2Pattern | None = Field(default=None, description="RE2 on write redirects.")
+    redirect_target: Re2Pattern | None = Field(
+        default=None, description="RE2 on any redirect's target, input or output."
+    )
     input_from: tuple[str, ...] = Field(
         default=(), description="The command runs or reads the output of one of these programs."
     )
+    input_flags_any: tuple[str, ...] = Field(
+        default=(), description="...and that program has one of these flags (base64 -d)."
+    )
+    writes_to: Re2Pattern | None = Field(
+        default=None, description="RE2 on any file written: redirects, tee, cp/mv, dd of=."
+    )
+    reads_sensitive: bool = Field(
+        default=False, description="The command reads a file matching sensitive_paths."
+    )
+    recursive_function: bool = Field(
+        default=False, description="The script defines a function that calls itself."
+    )
+
+
+class ArgumentCondition(Strict):
+    keys: tuple[str, ...] = Field(min_length=1, description="Argument names to look at.")
+    pattern: Re2Pattern | None = Field(default=None, description="RE2 on the value.")
+    sensitive: bool = Field(default=False, description="The value is a sensitive path.")
+
+    @model_validator(mode="after")
+    def _something_to_match(self) -> ArgumentCondition:
+        if self.pattern is None and not self.sensitive:
+            raise ValueError("a condition needs 'pattern' or 'sensitive: true'")
+        return self
 
 
 class ArgumentMatch(Strict):
-    """Conditions on a non-shell tool's arguments."""
+    """Conditions on a non-shell tool's arguments; all must hold."""
 
     tool: tuple[str, ...] = Field(min_length=1, description="Globs on the tool name.")
-    keys: tuple[str, ...] = Field(min_length=1, description="Argument names to look at.")
-    pattern: Re2Pattern = Field(description="RE2 matched against each named argument's value.")
+    where: tuple[ArgumentCondition, ...] = Field(min_length=1)
+
+
+Example = str | dict[str, str]
 
 
 class RuleExamples(Strict):
-    match: tuple[str, ...] = ()
-    no_match: tuple[str, ...] = ()
+    """Shell rules take command lines; argument rules take argument objects."""
+
+    match: tuple[Example, ...] = ()
+    no_match: tuple[Example, ...] = ()
 
 
 class SecurityRule(Strict):
@@ -153,6 +183,15 @@ class EgressPolicy(Strict):
     denied_domains: tuple[str, ...] = ()
     url_tools: tuple[str, ...] = ("fetch", "http_request", "web_fetch", "browser_*")
     url_arguments: tuple[str, ...] = ("url", "uri", "endpoint", "href")
+    outbound_tools: tuple[str, ...] = Field(
+        default=("send_email", "send_message", "slack_*", "post_*", "webhook*", "upload*"),
+        description="Tools whose arguments leave the machine even without a URL.",
+    )
+    read_tools: tuple[str, ...] = Field(
+        default=("read_file", "read", "view", "open_file", "cat", "get_file_contents"),
+        description="Tools that read a file; reading a sensitive one taints the session.",
+    )
+    path_arguments: tuple[str, ...] = ("path", "file_path", "filename", "file", "target_file")
 
 
 class Limits(Strict):
@@ -162,6 +201,9 @@ class Limits(Strict):
 
 class Policy(Strict):
     version: Literal[1] = 1
+    sensitive_paths: tuple[Re2Pattern, ...] = Field(
+        default=(), description="RE2 patterns of paths that hold secrets (keys, .env, history)."
+    )
     order: tuple[str, ...] = ("security", "egress", "adversary", "permission", "repetition")
     inspectors: dict[str, InspectorSettings] = {}
     permission: PermissionPolicy = PermissionPolicy()

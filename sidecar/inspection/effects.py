@@ -1,0 +1,80 @@
+"""What a parsed command reads and writes, and which paths hold secrets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import re2
+
+from sidecar.inspection.shell import SimpleCommand
+
+# Programs whose positional arguments are files they read the contents of.
+READERS = frozenset({
+    "cat", "tac", "less", "more", "head", "tail", "strings", "xxd", "od", "hexdump", "base64",
+    "base32", "nl", "bat", "batcat", "view", "vi", "vim", "nano", "emacs", "grep", "egrep",
+    "rg", "awk", "sed", "cut", "sort", "uniq", "wc", "diff", "cp", "mv", "scp", "rsync", "tar",
+    "zip", "gzip", "bzip2", "xz", "7z", "openssl", "gpg", "sqlite3", "jq", "yq", "python",
+    "python3", "source", ".", "curl", "wget", "aws", "gsutil", "nc", "ncat", "socat", "dd",
+    "install", "tee", "iconv", "column", "fold", "paste", "pr", "split", "file", "md5sum",
+    "sha1sum", "sha256sum", "cksum", "xclip", "pbcopy",
+})  # fmt: skip
+# Programs that print the environment (which holds API keys).
+ENV_DUMPERS = frozenset({"printenv", "env", "set", "export", "declare"})
+# Programs whose last positional is where they write.
+_COPIERS = frozenset({"cp", "mv", "install", "ln", "rsync"})
+
+
+def _strip_file_marker(argument: str) -> str:
+    """curl -d @file, -F name=@file, file://path: the path itself."""
+    if "=@" in argument:
+        argument = argument.split("=@", 1)[1]
+    argument = argument.removeprefix("@").removeprefix("file://")
+    return argument.split(";", 1)[0]  # curl -F f=@file;type=...
+
+
+def read_targets(command: SimpleCommand) -> list[str]:
+    """Files whose contents the command reads (as far as its arguments tell)."""
+    found = [r.target for r in command.redirects if r.operator in ("<", "<<<")]
+    if command.program in READERS:
+        found += command.positionals
+        found += [_strip_file_marker(a) for a in command.args if "@" in a]
+        if command.program == "dd":
+            found += [a[3:] for a in command.args if a.startswith("if=")]
+    return found
+
+
+def write_targets(command: SimpleCommand) -> list[str]:
+    """Files the command writes: redirects, tee, cp/mv destinations, dd of=."""
+    found = [r.target for r in command.redirects if ">" in r.operator and r.target[:1] != "&"]
+    if command.program == "tee":
+        found += command.positionals
+    elif command.program in _COPIERS and len(command.positionals) >= 2:
+        found.append(command.positionals[-1])
+    elif command.program == "dd":
+        found += [a[3:] for a in command.args if a.startswith("of=")]
+    return found
+
+
+def dumps_environment(command: SimpleCommand) -> bool:
+    if command.program in ENV_DUMPERS:
+        return not command.positionals
+    return command.program in ("cat", "strings") and any(
+        p.endswith("/environ") for p in command.positionals
+    )
+
+
+class SensitivePaths:
+    """RE2 patterns for paths that hold secrets, matched as one set."""
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        self.patterns = tuple(patterns)
+        joined = "|".join(f"(?:{p})" for p in self.patterns)
+        self._regex = re2.compile(joined) if self.patterns else None
+
+    def matches(self, path: str) -> bool:
+        if self._regex is None or not path or ("://" in path and "file://" not in path):
+            return False  # a URL names a remote resource, not a local file
+        return self._regex.search(_strip_file_marker(path.strip("'\""))) is not None
+
+    def any(self, paths: Iterable[str]) -> bool:
+        return any(self.matches(p) for p in paths)
