@@ -26,16 +26,62 @@ VERDICTS = {
 
 
 class _Pattern:
-    """An optional RE2 search: absent means 'no condition'."""
+    """An optional RE2 search: absent means 'no condition'.
+
+    Patterns on lists of values (arguments, positionals) run once over the
+    values joined by newlines, with ^ and $ anchored per line: one RE2 call per
+    command instead of one per argument.
+    """
 
     def __init__(self, pattern: str | None) -> None:
         self.given = pattern is not None
         self._regex = re2.compile(pattern) if pattern is not None else None
+        self._lines = re2.compile(f"(?m){pattern}") if pattern is not None else None
 
     def any(self, values: Sequence[str]) -> bool:
         if self._regex is None:
             return True
         return any(self._regex.search(v) for v in values)
+
+    def any_line(self, lines: str) -> bool:
+        return self._lines is None or self._lines.search(lines) is not None
+
+
+class CommandFacts:
+    """What a command reads and writes, worked out once and shared by every rule."""
+
+    __slots__ = ("_arguments", "_positionals", "_reads", "_writes", "command")
+
+    def __init__(self, command: SimpleCommand) -> None:
+        self.command = command
+        self._writes: list[str] | None = None
+        self._reads: list[str] | None = None
+        self._arguments: str | None = None
+        self._positionals: str | None = None
+
+    @property
+    def argument_lines(self) -> str:
+        if self._arguments is None:
+            self._arguments = "\n".join(self.command.args)
+        return self._arguments
+
+    @property
+    def positional_lines(self) -> str:
+        if self._positionals is None:
+            self._positionals = "\n".join(self.command.positionals)
+        return self._positionals
+
+    @property
+    def writes(self) -> list[str]:
+        if self._writes is None:
+            self._writes = write_targets(self.command)
+        return self._writes
+
+    @property
+    def reads(self) -> list[str]:
+        if self._reads is None:
+            self._reads = read_targets(self.command)
+        return self._reads
 
 
 class CompiledShellMatch:
@@ -71,8 +117,16 @@ class CompiledShellMatch:
             return True
         return self.program_pattern.given and self.program_pattern.any([program])
 
-    def matches(self, command: SimpleCommand) -> bool:
+    def matches(self, facts: CommandFacts) -> bool:
+        command = facts.command
         if (self.programs or self.program_pattern.given) and not self._names(command.program):
+            return False
+        # Cheap structural checks before any regular expression runs.
+        if self.redirect_target.given and not command.redirects:
+            return False
+        if self.writes_to.given and not facts.writes:
+            return False
+        if self.reads_sensitive and not facts.reads:
             return False
         if self.subcommands and (
             not command.positionals or command.positionals[0] not in self.subcommands
@@ -92,17 +146,19 @@ class CompiledShellMatch:
             targets = [r.target for r in command.redirects]
             if not targets or not self.redirect_target.any(targets):
                 return False
-        if self.writes_to.given:
-            written = write_targets(command)
-            if not written or not self.writes_to.any(written):
-                return False
-        if self.reads_sensitive and not self._sensitive.any(read_targets(command)):
+        if self.writes_to.given and not self.writes_to.any(facts.writes):
             return False
-        return (
-            self.positional.any(command.positionals)
-            and self.argument.any(command.args)
-            and self.arguments_text.any([" ".join(command.args)])
-        )
+        if self.reads_sensitive and not self._sensitive.any(facts.reads):
+            return False
+        if self.positional.given and (
+            not command.positionals or not self.positional.any_line(facts.positional_lines)
+        ):
+            return False
+        if self.argument.given and (
+            not command.args or not self.argument.any_line(facts.argument_lines)
+        ):
+            return False
+        return self.arguments_text.any([" ".join(command.args)])
 
 
 class CompiledArgumentMatch:
@@ -159,7 +215,7 @@ class CompiledRule:
             if not self.shell.matches_analysis(analysis):
                 return False
             return not self.shell.per_command or any(
-                self.shell.matches(c) for c in analysis.commands
+                self.shell.matches(CommandFacts(c)) for c in analysis.commands
             )
         assert self.arguments is not None
         tool = next((g for g in self.arguments.tool_globs if "*" not in g), "example_tool")
@@ -178,8 +234,14 @@ class RuleBook:
         self.argument_rules: list[CompiledRule] = []
         self.script_rules: list[CompiledRule] = []  # conditions on the whole script only
         self._by_program: dict[str, list[CompiledRule]] = {}
+        # Rules for any program, grouped by the fact they need, so that a command
+        # that writes, reads and redirects nothing never looks at most of them.
         self._any_program: list[CompiledRule] = []
+        self._on_writes: list[CompiledRule] = []
+        self._on_reads: list[CompiledRule] = []
+        self._on_redirects: list[CompiledRule] = []
         self._by_id: dict[str, CompiledRule] = {}
+        self._argument_rules_by_tool: dict[str, list[CompiledRule]] = {}
         for rule in policy.rules:
             compiled = CompiledRule(
                 rule,
@@ -196,15 +258,40 @@ class RuleBook:
             elif rule.shell and rule.shell.program and rule.shell.program_pattern is None:
                 for program in rule.shell.program:
                     self._by_program.setdefault(program, []).append(compiled)
+            elif compiled.shell.writes_to.given:
+                self._on_writes.append(compiled)
+            elif compiled.shell.reads_sensitive:
+                self._on_reads.append(compiled)
+            elif compiled.shell.redirect_target.given:
+                self._on_redirects.append(compiled)
             else:
                 self._any_program.append(compiled)
 
     def compiled(self, rule_id: str) -> CompiledRule:
         return self._by_id[rule_id]
 
-    def shell_rules_for(self, program: str) -> list[CompiledRule]:
-        specific = self._by_program.get(program)
-        return specific + self._any_program if specific else self._any_program
+    def argument_rules_for(self, tool: str) -> list[CompiledRule]:
+        """Argument rules whose tool globs match; cached, as agents use few tool names."""
+        rules = self._argument_rules_by_tool.get(tool)
+        if rules is None:
+            rules = [
+                r for r in self.argument_rules if r.arguments and r.arguments.tools.matches(tool)
+            ]
+            if len(self._argument_rules_by_tool) >= 4096:
+                self._argument_rules_by_tool.clear()
+            self._argument_rules_by_tool[tool] = rules
+        return rules
+
+    def shell_rules_for(self, facts: CommandFacts) -> list[CompiledRule]:
+        command = facts.command
+        rules = self._by_program.get(command.program, []) + self._any_program
+        if self._on_writes and facts.writes:
+            rules += self._on_writes
+        if self._on_reads and facts.reads:
+            rules += self._on_reads
+        if self._on_redirects and command.redirects:
+            rules += self._on_redirects
+        return rules
 
 
 def check_examples(book: RuleBook, rules: Sequence[SecurityRule]) -> list[str]:
@@ -236,7 +323,7 @@ class SecurityInspector:
     def inspect_call(self, call: ToolCall) -> list[Finding]:
         findings = [
             rule.finding()
-            for rule in self._rules.argument_rules
+            for rule in self._rules.argument_rules_for(call.name)
             if rule.arguments is not None and rule.arguments.matches(call)
         ]
         analysis = self._rules.shell_calls.analyse(call)
@@ -253,11 +340,12 @@ class SecurityInspector:
                 seen.add(rule.rule.id)
                 findings.append(rule.finding())
         for command in analysis.commands:
-            for rule in self._rules.shell_rules_for(command.program):
+            facts = CommandFacts(command)
+            for rule in self._rules.shell_rules_for(facts):
                 shell = rule.shell
                 if rule.rule.id in seen or shell is None or not shell.matches_analysis(analysis):
                     continue
-                if shell.matches(command):
+                if shell.matches(facts):
                     seen.add(rule.rule.id)
                     findings.append(rule.finding(f"via {command.via}" if command.via else ""))
         verdict = self._rules.unresolved_verdict

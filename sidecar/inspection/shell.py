@@ -189,7 +189,8 @@ def _walk_script(
             continue  # data, never executed by itself
         elif kind == "ERROR":
             walk.parse_error = True
-        stack.extend(reversed(node.named_children))  # anonymous tokens hold no commands
+        # Anonymous tokens and leaf words hold no commands: skip them unvisited.
+        stack.extend(c for c in reversed(node.named_children) if c.type not in _LEAVES)
 
 
 def _declaration(walk: _Walk, node: Node, via: str) -> None:
@@ -228,6 +229,24 @@ def _calls_itself(function: Node) -> bool:
     return False
 
 
+_LEAVES = frozenset(
+    {
+        "word",
+        "number",
+        "raw_string",
+        "string_content",
+        "variable_name",
+        "file_descriptor",
+        "comment",
+        "heredoc_start",
+        "heredoc_end",
+        "special_variable_name",
+        "regex",
+        "ansi_c_string",
+        "test_operator",
+        "extglob_pattern",
+    }
+)
 # Nodes through which a pipeline's data flows to the commands inside them.
 _STAGE_CONTAINERS = frozenset(
     {
