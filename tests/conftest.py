@@ -11,7 +11,15 @@ import grpc
 import pytest
 
 from sidecar.config import Settings
+from sidecar.engine import EngineParts, PolicyEngine, compile_policy
+from sidecar.inspection.repetition import RepetitionTracker
+from sidecar.inspection.verdict import Mode
+from sidecar.observability.decision_log import DecisionLog
+from sidecar.observability.metrics import Metrics
+from sidecar.policy.loader import bundled_policy_dir, load_policy
+from sidecar.secrets import SecretScanner
 from sidecar.server import Sidecar
+from sidecar.state.store import StateStore
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
 
@@ -84,6 +92,14 @@ def tool(call_id: str, name: str, read_only: bool | None = None, **arguments: An
     return pb.ToolCall(
         id=call_id, name=name, arguments_json=json.dumps(arguments), annotations=annotations
     )
+
+
+def engine_for_mode(mode: Mode) -> PolicyEngine:
+    """The bundled policy compiled in-process, for tests that need no server."""
+    parts = EngineParts(Metrics(), StateStore(":memory:"), SecretScanner(), RepetitionTracker())
+    engine = PolicyEngine(parts, DecisionLog("off", parts.secrets))
+    engine.replace(compile_policy(load_policy([bundled_policy_dir()]), parts, mode))
+    return engine
 
 
 def write_policy(directory: Path, name: str, text: str) -> Path:

@@ -229,6 +229,33 @@ def _calls_itself(function: Node) -> bool:
     return False
 
 
+_RESERVED_WORDS = frozenset(
+    {
+        "{",
+        "}",
+        "(",
+        ")",
+        "!",
+        "if",
+        "then",
+        "else",
+        "elif",
+        "fi",
+        "do",
+        "done",
+        "while",
+        "until",
+        "for",
+        "case",
+        "esac",
+        "function",
+        "[[",
+        "]]",
+        "in",
+        "select",
+        "coproc",
+    }
+)
 _LEAVES = frozenset(
     {
         "word",
@@ -325,10 +352,14 @@ def _emit(
     program = _program_name(name.text)
     if not program:
         return None
+    if all(part in _RESERVED_WORDS for part in program.split()):
+        # `sudo { rm -rf /; }`: judge what follows the keyword, to be safe.
+        return _emit(walk, words[1:], redirects, heredoc, depth, via, input_from, wrappers)
     rest = words[1:]
     spec = walk.wrappers.get(program)
     if spec is not None:
-        if any(w.text in spec.not_executing_flags for w in rest):
+        own_options = itertools.takewhile(lambda w: w.text.startswith("-"), rest)
+        if any(w.text in spec.not_executing_flags for w in own_options):
             return _record(walk, program, rest, redirects, input_from, wrappers, via)
         inner = _unwrap(rest, spec)
         # The wrapper runs too (sudo, chroot): rules may care about it as well.
@@ -521,12 +552,25 @@ def _program_name(text: str) -> str:
     return text.rstrip("/").rsplit("/", 1)[-1]
 
 
-def _redirects(command: Node) -> tuple[tuple[Redirect, ...], str | None]:
-    """Redirects sit on the command itself or on an enclosing redirected_statement."""
+def _redirect_nodes(command: Node) -> list[Node]:
+    """Redirects on the command and on every enclosing redirected statement.
+
+    tree-sitter attaches `ls && echo x >> f` to the whole list; applying such a
+    redirect to every command inside is the conservative reading.
+    """
     nodes = list(command.children_by_field_name("redirect"))
-    parent = command.parent
-    if parent is not None and parent.type == "redirected_statement":
-        nodes += parent.children_by_field_name("redirect")
+    current = command.parent
+    for _ in range(_MAX_STAGE_DEPTH):
+        if current is None or current.type not in _STAGE_CONTAINERS:
+            break
+        if current.type == "redirected_statement":
+            nodes += current.children_by_field_name("redirect")
+        current = current.parent
+    return nodes
+
+
+def _redirects(command: Node) -> tuple[tuple[Redirect, ...], str | None]:
+    nodes = _redirect_nodes(command)
     found: list[Redirect] = []
     heredoc: str | None = None
     for child in nodes:
@@ -558,11 +602,7 @@ def _substituted_command(command: Node) -> SimpleCommand | None:
 
 def _redirected_substitution(command: Node) -> SimpleCommand | None:
     """cmd < <(producer): the producer feeds the command's input."""
-    nodes = list(command.children_by_field_name("redirect"))
-    parent = command.parent
-    if parent is not None and parent.type == "redirected_statement":
-        nodes += parent.children_by_field_name("redirect")
-    for redirect in nodes:
+    for redirect in _redirect_nodes(command):
         destination = redirect.child_by_field_name("destination")
         if destination is not None and destination.type == "process_substitution":
             inner = _first_command(destination)
