@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from sidecar.inspection.adversary import AdversaryInspector
 from sidecar.inspection.chain import ChainLink, InspectorChain
 from sidecar.inspection.effects import SensitivePaths
 from sidecar.inspection.egress import EgressInspector, TaintTracker
@@ -14,8 +16,9 @@ from sidecar.inspection.inspector import Inspector
 from sidecar.inspection.model import CallVerdict, InspectionContext, ToolCall
 from sidecar.inspection.permission import GrantLookup, PermissionInspector
 from sidecar.inspection.repetition import RepetitionInspector, RepetitionTracker
-from sidecar.inspection.security import RuleBook, SecurityInspector, check_examples
+from sidecar.inspection.security import VERDICTS, RuleBook, SecurityInspector, check_examples
 from sidecar.inspection.verdict import Mode
+from sidecar.model_client import ChatModelClient, ModelSettings
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import LoadedPolicy, PolicyError, PolicyProblem
@@ -82,21 +85,10 @@ def compile_policy(
     links: list[ChainLink] = []
     for name in policy.order:
         settings = policy.settings_for(name)
-        if name == "adversary":
-            if name in policy.inspectors and settings.enabled:
-                raise PolicyError(
-                    [
-                        PolicyProblem(
-                            "(merged policy)",
-                            None,
-                            "inspectors.adversary",
-                            "the adversary inspector is not available in this build yet",
-                        )
-                    ]
-                )
-            continue
         if not settings.enabled:
             continue
+        if name == "adversary":
+            available[name] = _adversary(policy)
         links.append(ChainLink(available[name], settings.timeout_ms / 1000, settings.on_error))
     chain = InspectorChain(links, parts.metrics)
     return ActivePolicy(loaded, chain, mode_override or policy.permission.default_mode)
@@ -111,6 +103,56 @@ def _source_of_rule(loaded: LoadedPolicy, problem: str) -> str:
     return "(merged policy)"
 
 
+def mask_verdict(verdict: CallVerdict, secrets: SecretScanner) -> CallVerdict:
+    """Credentials quoted in reasons or findings never reach a response or a log."""
+    texts = [verdict.reason, verdict.approval_prompt]
+    for finding in verdict.findings:
+        texts += (finding.message, finding.approval_prompt)
+    if not secrets.find("\n".join(texts)):
+        return verdict  # the common case: one RE2 pass
+    findings = [
+        dataclasses.replace(
+            f, message=secrets.mask(f.message), approval_prompt=secrets.mask(f.approval_prompt)
+        )
+        for f in verdict.findings
+    ]
+    return CallVerdict(
+        verdict.call,
+        verdict.verdict,
+        secrets.mask(verdict.reason),
+        secrets.mask(verdict.approval_prompt),
+        findings,
+    )
+
+
+def _adversary(policy: Policy) -> AdversaryInspector:
+    settings = policy.adversary
+    if not settings.base_url or not settings.model:
+        raise PolicyError(
+            [
+                PolicyProblem(
+                    "(merged policy)",
+                    None,
+                    "adversary",
+                    "the adversary inspector is enabled but adversary.base_url or "
+                    "adversary.model is not set",
+                )
+            ]
+        )
+    timeout = policy.settings_for("adversary").timeout_ms / 1000
+    client = ChatModelClient(
+        ModelSettings(
+            base_url=settings.base_url,
+            model=settings.model,
+            api_key_env=settings.api_key_env,
+            api_key_file=settings.api_key_file,
+            timeout_seconds=timeout,
+            retries=settings.retries,
+        )
+    )
+    return AdversaryInspector(client, settings.tools, VERDICTS[settings.block_verdict])
+
+
 class NotReady(Exception):
     """No policy has been loaded yet."""
 
@@ -120,6 +162,10 @@ class PolicyEngine:
         self._active: ActivePolicy | None = None
         self._parts = parts
         self._log = decision_log
+
+    @property
+    def ready(self) -> bool:
+        return self._active is not None
 
     @property
     def active(self) -> ActivePolicy:
@@ -138,13 +184,15 @@ class PolicyEngine:
         calls: Sequence[ToolCall],
         requested_mode: Mode | None = None,
         task: str = "",
+        recent_user_messages: tuple[str, ...] = (),
     ) -> Decision:
         started = time.perf_counter()
         active = self.active
         mode = max(active.mode, requested_mode) if requested_mode else active.mode
         decision_id = uuid.uuid4().hex
-        context = InspectionContext(session_id, decision_id, mode, task)
+        context = InspectionContext(session_id, decision_id, mode, task, recent_user_messages)
         result = await active.chain.run(calls, context)
+        result.verdicts = [mask_verdict(v, self._parts.secrets) for v in result.verdicts]
         for verdict in result.verdicts:
             self._parts.metrics.decisions.labels(verdict=verdict.verdict.label).inc()
         failures = {o.inspector: o.failure for o in result.outcomes if o.failure}

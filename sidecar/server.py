@@ -116,6 +116,8 @@ class Sidecar:
         if self._server is not None:
             await self._server.stop(grace)
             self._server = None
+        if self.engine is not None and self.engine.ready:
+            await self.engine.active.chain.aclose()
         if self._metrics_http is not None:
             self._metrics_http.shutdown()
             self._metrics_http.server_close()

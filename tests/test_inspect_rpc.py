@@ -295,3 +295,17 @@ async def test_decision_log_has_one_masked_line_per_inspect(
     assert secret not in lines[0]
     assert "****" in record["calls"][0]["arguments"]
     assert record["policy_revision"] == response.policy_revision
+
+
+async def test_secrets_are_masked_in_every_response_field(
+    policy_stub: pb_grpc.PolicyServiceStub,
+) -> None:
+    secret = "sk-ant-api03-" + "Q" * 40
+    # A command name computed from a substitution quotes the secret in the finding.
+    response = await policy_stub.Inspect(
+        pb.InspectRequest(session_id="mask", tool_calls=[shell("1", f"$(echo {secret}) --go")])
+    )
+    verdict = response.verdicts[0]
+    texts = [verdict.reason, verdict.approval_prompt] + [f.message for f in verdict.findings]
+    assert any("sk-a" in t for t in texts)  # the finding is there...
+    assert all(secret not in t for t in texts)  # ...but the secret is not

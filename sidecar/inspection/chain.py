@@ -48,6 +48,13 @@ class InspectorChain:
         self._series_by_inspector: dict[str, _InspectorSeries] = {}
         self._finding_counters: dict[tuple[str, str], Counter] = {}
 
+    async def aclose(self) -> None:
+        """Release what inspectors hold (a model client's connections)."""
+        for link in self.links:
+            close = getattr(link.inspector, "aclose", None)
+            if close is not None:
+                await close()
+
     async def run(self, calls: Sequence[ToolCall], context: InspectionContext) -> ChainResult:
         if context.mode is Mode.CHAT:
             return ChainResult([_skipped(call) for call in calls], [])

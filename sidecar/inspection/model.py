@@ -45,6 +45,7 @@ class InspectionContext:
     decision_id: str
     mode: Mode
     task: str = ""
+    recent_user_messages: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Literal
 
 import re2
@@ -38,6 +39,10 @@ class InspectorSettings(Strict):
     enabled: bool = True
     timeout_ms: float = Field(default=50.0, gt=0, le=60_000)
     on_error: OnError = "skip"
+
+
+# The model reviewer is opt-in, may take seconds, and never fails open by default.
+_ADVERSARY_DEFAULTS = InspectorSettings(enabled=False, timeout_ms=5000, on_error="require_approval")
 
 
 class ToolRule(Strict):
@@ -194,6 +199,22 @@ class EgressPolicy(Strict):
     path_arguments: tuple[str, ...] = ("path", "file_path", "filename", "file", "target_file")
 
 
+class AdversaryPolicy(Strict):
+    """The model reviewer. Enable it with inspectors.adversary.enabled: true."""
+
+    base_url: str | None = Field(default=None, description="OpenAI-compatible, e.g. .../v1")
+    model: str | None = None
+    api_key_env: str | None = Field(default=None, description="Environment variable with the key.")
+    api_key_file: Path | None = Field(default=None, description="File with the key.")
+    tools: tuple[str, ...] = Field(
+        default=("shell", "bash", "run_shell_command", "execute_command", "write_file",
+                 "edit_file", "http_request", "fetch", "send_*"),
+        description="Globs of the tools the model reviews; others are not sent to it.",
+    )  # fmt: skip
+    block_verdict: VerdictName = "deny"
+    retries: int = Field(default=1, ge=0, le=5)
+
+
 class Limits(Strict):
     max_tool_calls: int = Field(default=50, ge=1, le=10_000)
     max_arguments_bytes: int = Field(default=1 << 20, ge=1024)
@@ -210,6 +231,7 @@ class Policy(Strict):
     security: SecurityPolicy = SecurityPolicy()
     egress: EgressPolicy = EgressPolicy()
     repetition: RepetitionPolicy = RepetitionPolicy()
+    adversary: AdversaryPolicy = AdversaryPolicy()
     limits: Limits = Limits()
 
     @field_validator("order")
@@ -233,4 +255,10 @@ class Policy(Strict):
         return value
 
     def settings_for(self, inspector: str) -> InspectorSettings:
-        return self.inspectors.get(inspector, InspectorSettings())
+        default = _ADVERSARY_DEFAULTS if inspector == "adversary" else InspectorSettings()
+        given = self.inspectors.get(inspector)
+        if given is None:
+            return default
+        # Unset fields take the inspector's own defaults (the adversary is off,
+        # slower and fails closed unless told otherwise).
+        return default.model_copy(update=given.model_dump(exclude_unset=True))

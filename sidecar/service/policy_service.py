@@ -149,7 +149,13 @@ class PolicyService(pb_grpc.PolicyServiceServicer):
         except InvalidArgument as error:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         requested = _MODE_FROM_PB.get(request.mode)
-        decision = await self._engine.inspect(request.session_id, calls, requested, request.task)
+        decision = await self._engine.inspect(
+            request.session_id,
+            calls,
+            requested,
+            request.task,
+            tuple(request.recent_user_messages),
+        )
         return pb.InspectResponse(
             decision_id=decision.decision_id,
             verdicts=[verdict_to_pb(v) for v in decision.verdicts],

@@ -203,6 +203,7 @@ class InspectRequest(_message.Message):
     TOOL_CALLS_FIELD_NUMBER: _builtins.int
     MODE_FIELD_NUMBER: _builtins.int
     TASK_FIELD_NUMBER: _builtins.int
+    RECENT_USER_MESSAGES_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     mode: Global___PermissionMode.ValueType
     """A stricter mode than the policy's for this request; looser ones are ignored."""
@@ -210,6 +211,12 @@ class InspectRequest(_message.Message):
     """The task the person gave the agent, for model-backed inspectors."""
     @_builtins.property
     def tool_calls(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolCall]: ...
+    @_builtins.property
+    def recent_user_messages(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The person's most recent messages, for model-backed inspectors, when the
+        runtime does not keep the session's history in the sidecar.
+        """
+
     def __init__(
         self,
         *,
@@ -217,10 +224,11 @@ class InspectRequest(_message.Message):
         tool_calls: _abc.Iterable[Global___ToolCall] | None = ...,
         mode: Global___PermissionMode.ValueType = ...,
         task: _builtins.str = ...,
+        recent_user_messages: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["mode", b"mode", "session_id", b"session_id", "task", b"task", "tool_calls", b"tool_calls"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["mode", b"mode", "recent_user_messages", b"recent_user_messages", "session_id", b"session_id", "task", b"task", "tool_calls", b"tool_calls"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
