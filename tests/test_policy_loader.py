@@ -94,7 +94,7 @@ def test_revision_changes_with_content(tmp_path: Path) -> None:
         ("permission:\n  mode: [unclosed\n", "bad.yaml:3: not valid YAML"),
         (
             "inspectors:\n  adversary: {enabled: true}\n",
-            "inspectors.adversary: the adversary inspector",
+            "adversary: the adversary inspector is enabled but",
         ),
     ],
 )
