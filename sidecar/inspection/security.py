@@ -228,7 +228,9 @@ class RuleBook:
     """A policy's rules compiled once per load, indexed by program for speed."""
 
     def __init__(self, policy: SecurityPolicy, sensitive: SensitivePaths) -> None:
-        self.shell_calls = ShellCalls(policy.shell_tools, policy.extra_wrappers)
+        self.shell_calls = ShellCalls(
+            policy.shell_tools, policy.extra_wrappers, policy.max_command_bytes
+        )
         self.unresolved_verdict = VERDICTS[policy.unresolved_verdict]
         self.sensitive = sensitive
         self.argument_rules: list[CompiledRule] = []

@@ -12,7 +12,13 @@ from sidecar.policy.schema import ShellTool
 
 
 class ShellCalls:
-    def __init__(self, tools: tuple[ShellTool, ...], extra_wrappers: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        tools: tuple[ShellTool, ...],
+        extra_wrappers: tuple[str, ...],
+        max_bytes: int = 128 * 1024,
+    ) -> None:
+        self.max_bytes = max_bytes
         arguments = dict.fromkeys(t.argument for t in tools)
         self._tools = [
             (argument, GlobSet(t.tool for t in tools if t.argument == argument))
@@ -33,4 +39,14 @@ class ShellCalls:
 
     def analyse(self, call: ToolCall) -> ShellAnalysis | None:
         line = self.command_line(call)
-        return None if line is None else analyse(line, self._wrappers)
+        if line is None:
+            return None
+        if len(line) > self.max_bytes:
+            return TOO_LARGE
+        return analyse(line, self._wrappers)
+
+
+# Not parsed: analysing adversarial megabytes would stall every other call.
+TOO_LARGE = ShellAnalysis(
+    commands=(), problems=("the command line is too large to analyse",), parse_error=False
+)

@@ -170,6 +170,13 @@ class SecurityPolicy(Strict):
         "low": "allow",
     }
     unresolved_verdict: VerdictName = "require_approval"
+    max_command_bytes: int = Field(
+        default=128 * 1024,
+        ge=1024,
+        le=16 * 1024 * 1024,
+        description="Longer command lines are not parsed (parsing blocks the server); they "
+        "get unresolved_verdict.",
+    )
     rules: tuple[SecurityRule, ...] = ()
 
     @field_validator("rules")
