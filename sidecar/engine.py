@@ -79,7 +79,7 @@ def compile_policy(
         "egress": EgressInspector(
             policy.egress, rules.shell_calls, parts.secrets, sensitive, parts.taint
         ),
-        "permission": PermissionInspector(policy.permission, parts.grants),
+        "permission": PermissionInspector(policy.permission, parts.grants, rules.shell_calls),
         "repetition": RepetitionInspector(policy.repetition.max_consecutive, parts.repetition),
     }
     links: list[ChainLink] = []
@@ -188,7 +188,10 @@ class PolicyEngine:
     ) -> Decision:
         started = time.perf_counter()
         active = self.active
-        mode = max(active.mode, requested_mode) if requested_mode else active.mode
+        mode = active.mode
+        if requested_mode is not None:
+            # A request may tighten the mode, up to the policy's limit, never loosen it.
+            mode = max(mode, min(requested_mode, active.policy.permission.request_mode_limit))
         decision_id = uuid.uuid4().hex
         context = InspectionContext(session_id, decision_id, mode, task, recent_user_messages)
         result = await active.chain.run(calls, context)

@@ -94,11 +94,12 @@ def tool(call_id: str, name: str, read_only: bool | None = None, **arguments: An
     )
 
 
-def engine_for_mode(mode: Mode) -> PolicyEngine:
-    """The bundled policy compiled in-process, for tests that need no server."""
+def engine_for_mode(mode: Mode | None, *overrides: Path) -> PolicyEngine:
+    """The bundled policy (plus override directories) compiled in-process, no server."""
     parts = EngineParts(Metrics(), StateStore(":memory:"), SecretScanner(), RepetitionTracker())
     engine = PolicyEngine(parts, DecisionLog("off", parts.secrets))
-    engine.replace(compile_policy(load_policy([bundled_policy_dir()]), parts, mode))
+    loaded = load_policy([bundled_policy_dir(), *overrides])
+    engine.replace(compile_policy(loaded, parts, mode))
     return engine
 
 

@@ -78,3 +78,44 @@ class SensitivePaths:
 
     def any(self, paths: Iterable[str]) -> bool:
         return any(self.matches(p) for p in paths)
+
+
+# Global options that take a value, per program, so `git -C dir push` reads as `git push`.
+_GLOBAL_OPTIONS_WITH_VALUES = {
+    "git": frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"}),
+    "kubectl": frozenset(
+        {"-n", "--namespace", "--context", "--cluster", "--kubeconfig", "-s", "--server", "--user"}
+    ),
+    "helm": frozenset({"-n", "--namespace", "--kube-context", "--kubeconfig"}),
+    "docker": frozenset({"-H", "--host", "--context", "-c", "--config", "-l", "--log-level"}),
+    "podman": frozenset({"--connection", "--url", "--root", "--runroot"}),
+    "npm": frozenset({"--prefix", "-C", "--workspace", "-w"}),
+    "aws": frozenset({"--profile", "--region", "--endpoint-url", "--output"}),
+    "gcloud": frozenset({"--project", "--account", "--configuration"}),
+    "terraform": frozenset({"-chdir"}),
+    "cargo": frozenset({"--manifest-path", "-Z", "--config"}),
+    "make": frozenset({"-C", "-f", "--directory", "--file", "-j"}),
+}
+
+
+def subcommand_words(command: SimpleCommand, limit: int = 3) -> tuple[str, ...]:
+    """The words naming what a command does (`git -C x push origin` -> push, origin)."""
+    takes_value = _GLOBAL_OPTIONS_WITH_VALUES.get(command.program, frozenset())
+    words: list[str] = []
+    skip_next = False
+    options_done = False
+    for arg in command.args:
+        if skip_next:
+            skip_next = False
+            continue
+        if not options_done and arg == "--":
+            options_done = True
+            continue
+        if not options_done and arg.startswith("-") and arg != "-":
+            if arg in takes_value:
+                skip_next = True
+            continue
+        words.append(arg)
+        if len(words) >= limit:
+            break
+    return tuple(words)

@@ -1,14 +1,22 @@
-"""Permission inspector: modes, per-tool rules, and people's standing answers."""
+"""Permission inspector: modes, per-tool and per-command rules, and people's standing answers.
+
+Precedence, strictest first: a policy `never_allow` (tool or command) > a person's
+recorded answer > the strictest matching policy rule > the mode.
+"""
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Sequence
 from typing import Protocol
 
+from sidecar.inspection.effects import subcommand_words, write_targets
 from sidecar.inspection.globs import GlobSet
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
+from sidecar.inspection.shell import ShellAnalysis, SimpleCommand
+from sidecar.inspection.shell_calls import ShellCalls
 from sidecar.inspection.verdict import Mode, Verdict
-from sidecar.policy.schema import PermissionPolicy
+from sidecar.policy.schema import CommandPattern, CommandRule, PermissionPolicy
 
 NAME = "permission"
 _RULE_VERDICTS = {
@@ -16,6 +24,7 @@ _RULE_VERDICTS = {
     "ask_before": Verdict.REQUIRE_APPROVAL,
     "never_allow": Verdict.DENY,
 }
+_HARMLESS_WRITES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 
 
 class GrantLookup(Protocol):
@@ -26,18 +35,37 @@ class GrantLookup(Protocol):
     def one_time_answer(self, session_id: str, tool_call_id: str) -> Verdict | None: ...
 
 
+def pattern_matches(pattern: CommandPattern, command: SimpleCommand) -> bool:
+    words = pattern.words
+    if command.program != words[0]:
+        return False
+    if words[1:] and subcommand_words(command, len(words) - 1) != words[1:]:
+        return False
+    return not (pattern.unless_flags and command.flags.intersection(pattern.unless_flags))
+
+
 class PermissionInspector:
     name = NAME
 
-    def __init__(self, policy: PermissionPolicy, grants: GrantLookup) -> None:
+    def __init__(
+        self, policy: PermissionPolicy, grants: GrantLookup, shell_calls: ShellCalls
+    ) -> None:
         self._policy = policy
         self._grants = grants
+        self._shell_calls = shell_calls
         self._read_only_tools = GlobSet(policy.read_only_tools)
         # Strictest action first: the first set that matches decides.
         self._rules = []
         for action in ("never_allow", "ask_before", "always_allow"):
             rules = [(GlobSet([r.tool]), r) for r in policy.tools if r.action == action]
             self._rules.append((action, GlobSet(r.tool for _, r in rules), rules))
+        self._command_rules: dict[str, list[CommandRule]] = {}
+        for rule in policy.commands:
+            self._command_rules.setdefault(rule.words[0], []).append(rule)
+        self._read_only_commands: dict[str, list[CommandPattern]] = {}
+        for pattern in policy.read_only_commands:
+            self._read_only_commands.setdefault(pattern.words[0], []).append(pattern)
+        self._roots = tuple(r.rstrip("/") for r in policy.workspace_roots)
 
     async def inspect(
         self, calls: Sequence[ToolCall], context: InspectionContext
@@ -45,9 +73,10 @@ class PermissionInspector:
         return [[self._judge(call, context)] for call in calls]
 
     def _judge(self, call: ToolCall, context: InspectionContext) -> Finding:
-        rule_verdict, rule_reason = self._tool_rule(call.name)
+        analysis = self._shell_calls.analyse(call) if self._needs_analysis else None
+        rule_verdict, rule_id, rule_reason = self._strictest_rule(call, analysis)
         if rule_verdict is Verdict.DENY:
-            return _finding(Verdict.DENY, "permission.never_allow", rule_reason)
+            return _finding(Verdict.DENY, rule_id, rule_reason)
         once = self._grants.one_time_answer(context.session_id, call.id)
         if once is not None:
             return _finding(
@@ -55,39 +84,80 @@ class PermissionInspector:
             )
         standing = self._grants.standing_answer(context.session_id, call.name)
         if standing is not None:
+            answer = "allow" if standing is Verdict.ALLOW else "deny"
             return _finding(
                 standing,
                 "permission.standing_answer",
-                f"a person chose always {standing.label.replace('require_approval', 'ask')} "
-                f"for {call.name}",
+                f"a person chose always {answer} for {call.name}",
             )
         if rule_verdict is not None:
-            rule_id = (
-                "permission.always_allow"
-                if rule_verdict is Verdict.ALLOW
-                else ("permission.ask_before")
-            )
             return _finding(rule_verdict, rule_id, rule_reason)
-        return self._by_mode(call, context.mode)
+        return self._by_mode(call, context.mode, analysis)
 
-    def _tool_rule(self, tool: str) -> tuple[Verdict | None, str]:
+    @property
+    def _needs_analysis(self) -> bool:
+        return bool(self._command_rules or self._read_only_commands)
+
+    def _strictest_rule(
+        self, call: ToolCall, analysis: ShellAnalysis | None
+    ) -> tuple[Verdict | None, str, str]:
+        verdict, rule_id, reason = self._tool_rule(call.name)
+        if analysis is not None and self._command_rules:
+            for command in analysis.commands:
+                found = self._command_rule(command)
+                if found is not None and (verdict is None or found[0] > verdict):
+                    verdict, rule_id, reason = found
+        return verdict, rule_id, reason
+
+    def _tool_rule(self, tool: str) -> tuple[Verdict | None, str, str]:
         """The strictest matching rule wins, so rule order can never loosen a policy."""
         for action, any_rule, rules in self._rules:
             if any_rule.matches(tool):
                 rule = next(rule for glob, rule in rules if glob.matches(tool))
                 reason = rule.reason or f"policy rule {action} for {rule.tool!r}"
-                return _RULE_VERDICTS[action], reason
-        return None, ""
+                return _RULE_VERDICTS[action], f"permission.{action}", reason
+        return None, "", ""
 
-    def _by_mode(self, call: ToolCall, mode: Mode) -> Finding:
+    def _command_rule(self, command: SimpleCommand) -> tuple[Verdict, str, str] | None:
+        best: tuple[Verdict, str, str] | None = None
+        for rule in self._command_rules.get(command.program, ()):
+            if not pattern_matches(rule, command):
+                continue
+            if rule.outside_workspace and not self._leaves_workspace(command):
+                continue
+            verdict = _RULE_VERDICTS[rule.action]
+            if best is None or verdict > best[0]:
+                where = " outside the workspace" if rule.outside_workspace else ""
+                reason = rule.reason or f"policy rule {rule.action} for `{rule.command}`{where}"
+                best = (verdict, f"permission.command.{rule.action}", reason)
+        return best
+
+    def _leaves_workspace(self, command: SimpleCommand) -> bool:
+        for path in command.positionals:
+            if path.startswith(("~", "$")):
+                return True
+            if path.startswith("/"):
+                normal = posixpath.normpath(path)
+                if not any(normal == r or normal.startswith(r + "/") for r in self._roots):
+                    return True
+            elif posixpath.normpath(path).startswith(".."):
+                return True
+        return False
+
+    def _by_mode(self, call: ToolCall, mode: Mode, analysis: ShellAnalysis | None) -> Finding:
         if mode is Mode.AUTO:
             return _finding(Verdict.ALLOW, "permission.mode_auto", "mode auto approves calls")
-        if mode is Mode.SMART_APPROVE and self._read_only(call):
-            return _finding(Verdict.ALLOW, "permission.read_only", f"{call.name} only reads")
+        if mode is Mode.SMART_APPROVE:
+            if call.read_only_hint is True or self._read_only_tools.matches(call.name):
+                return _finding(Verdict.ALLOW, "permission.read_only", f"{call.name} only reads")
+            if analysis is not None and self._read_only_shell(analysis):
+                return _finding(
+                    Verdict.ALLOW, "permission.read_only_command", "every command only reads"
+                )
         why = (
             "mode approve asks before every call"
             if mode is Mode.APPROVE
-            else (f"{call.name} is not known to be read-only")
+            else f"{call.name} is not known to be read-only"
         )
         return Finding(
             inspector=NAME,
@@ -97,8 +167,16 @@ class PermissionInspector:
             approval_prompt=f"Allow the agent to run {call.name}?",
         )
 
-    def _read_only(self, call: ToolCall) -> bool:
-        return call.read_only_hint is True or self._read_only_tools.matches(call.name)
+    def _read_only_shell(self, analysis: ShellAnalysis) -> bool:
+        if analysis.problems or analysis.parse_error or not analysis.commands:
+            return False
+        for command in analysis.commands:
+            patterns = self._read_only_commands.get(command.program, ())
+            if not any(pattern_matches(p, command) for p in patterns):
+                return False
+            if any(t not in _HARMLESS_WRITES for t in write_targets(command)):
+                return False
+        return True
 
 
 def _finding(verdict: Verdict, rule_id: str, message: str) -> Finding:

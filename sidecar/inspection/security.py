@@ -8,7 +8,12 @@ from dataclasses import dataclass
 
 import re2
 
-from sidecar.inspection.effects import SensitivePaths, read_targets, write_targets
+from sidecar.inspection.effects import (
+    SensitivePaths,
+    read_targets,
+    subcommand_words,
+    write_targets,
+)
 from sidecar.inspection.globs import GlobSet
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
 from sidecar.inspection.shell import ShellAnalysis, SimpleCommand
@@ -128,10 +133,10 @@ class CompiledShellMatch:
             return False
         if self.reads_sensitive and not facts.reads:
             return False
-        if self.subcommands and (
-            not command.positionals or command.positionals[0] not in self.subcommands
-        ):
-            return False
+        if self.subcommands:
+            words = subcommand_words(command, limit=1)
+            if not words or words[0] not in self.subcommands:
+                return False
         if self.flags_any and not (self.flags_any & command.flags):
             return False
         if any(not (group & command.flags) for group in self.flags_all):

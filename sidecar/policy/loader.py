@@ -28,6 +28,9 @@ ACCUMULATING_KEYS = frozenset(
         "url_tools",
         "outbound_tools",
         "read_tools",
+        "commands",
+        "read_only_commands",
+        "workspace_roots",
     }
 )
 

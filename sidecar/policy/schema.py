@@ -51,16 +51,59 @@ class ToolRule(Strict):
     reason: str = ""
 
 
+ModeName = Literal["auto", "smart_approve", "approve", "chat"]
+
+
+class CommandPattern(Strict):
+    """A program and its leading subcommand words, e.g. 'git push' or 'kubectl get'."""
+
+    command: str = Field(min_length=1, pattern=r"^\S+( \S+)*$")
+    unless_flags: tuple[str, ...] = Field(
+        default=(), description="The pattern does not apply when one of these flags is given."
+    )
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        return tuple(self.command.split())
+
+
+class CommandRule(CommandPattern):
+    """Argument-level permission on parsed shell commands, e.g. `git push` ask."""
+
+    action: ToolAction
+    reason: str = ""
+    outside_workspace: bool = Field(
+        default=False,
+        description="Only when a path argument leaves the workspace (absolute, ~ or ..).",
+    )
+
+
 class PermissionPolicy(Strict):
-    mode: Literal["auto", "smart_approve", "approve", "chat"] = "smart_approve"
+    mode: ModeName = "smart_approve"
+    max_request_mode: ModeName = Field(
+        default="chat", description="The strictest mode a request may ask for."
+    )
     tools: tuple[ToolRule, ...] = ()
+    commands: tuple[CommandRule, ...] = ()
     read_only_tools: tuple[str, ...] = Field(
         default=(), description="Globs of tools known to only read (used by smart_approve)."
+    )
+    read_only_commands: tuple[CommandPattern, ...] = Field(
+        default=(),
+        description="Shell commands known to only read; a shell call made only of these, "
+        "writing no files, runs without asking under smart_approve.",
+    )
+    workspace_roots: tuple[str, ...] = Field(
+        default=(), description="Absolute paths inside the workspace; relative paths always are."
     )
 
     @property
     def default_mode(self) -> Mode:
         return Mode.parse(self.mode)
+
+    @property
+    def request_mode_limit(self) -> Mode:
+        return Mode.parse(self.max_request_mode)
 
 
 class RepetitionPolicy(Strict):

@@ -1,0 +1,107 @@
+"""Argument-level permission rules on parsed shell commands, read-only shell calls,
+workspace boundaries and the request-mode limit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sidecar.engine import PolicyEngine
+from sidecar.inspection.model import ToolCall
+from sidecar.inspection.verdict import Mode, Verdict
+from tests.conftest import engine_for_mode, write_policy
+
+RULES = """
+permission:
+  workspace_roots: [/workspace]
+  commands:
+    - {command: git push, action: ask_before, reason: pushing publishes work}
+    - {command: git status, action: always_allow}
+    - {command: rm, outside_workspace: true, action: ask_before}
+    - {command: kubectl delete, action: never_allow}
+    - {command: npm publish, action: ask_before, unless_flags: [dry-run]}
+"""
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> PolicyEngine:
+    write_policy(tmp_path, "rules.yaml", RULES)
+    return engine_for_mode(Mode.AUTO, tmp_path)
+
+
+async def verdict(
+    engine: PolicyEngine, command: str, mode: Mode | None = None
+) -> tuple[Verdict, str]:
+    decision = await engine.inspect("p", [ToolCall("1", "shell", {"command": command})], mode)
+    return decision.verdicts[0].verdict, decision.verdicts[0].reason
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("git push origin main", Verdict.REQUIRE_APPROVAL),
+        ("git -C repo push", Verdict.REQUIRE_APPROVAL),  # global options do not hide it
+        ("make && git push", Verdict.REQUIRE_APPROVAL),  # anywhere in the line
+        ("bash -c 'git push'", Verdict.REQUIRE_APPROVAL),
+        ("git status", Verdict.ALLOW),
+        ("git pull", Verdict.ALLOW),  # no rule: mode auto
+        ("rm build/x.o", Verdict.ALLOW),
+        ("rm /workspace/tmp/x", Verdict.ALLOW),
+        ("rm /etc/hosts", Verdict.REQUIRE_APPROVAL),
+        ("rm ../../x", Verdict.REQUIRE_APPROVAL),
+        ("rm ~/notes.txt", Verdict.REQUIRE_APPROVAL),
+        ("rm /workspace/../etc/x", Verdict.REQUIRE_APPROVAL),
+        ("kubectl -n prod delete pod x", Verdict.DENY),
+        ("npm publish", Verdict.REQUIRE_APPROVAL),
+        ("npm publish --dry-run", Verdict.ALLOW),
+    ],
+)
+async def test_command_rules(engine: PolicyEngine, command: str, expected: Verdict) -> None:
+    assert (await verdict(engine, command))[0] is expected
+
+
+async def test_the_rule_reason_is_the_verdict_reason(engine: PolicyEngine) -> None:
+    assert await verdict(engine, "git push") == (Verdict.REQUIRE_APPROVAL, "pushing publishes work")
+
+
+async def test_never_allow_beats_a_persons_standing_answer(tmp_path: Path) -> None:
+    write_policy(tmp_path, "rules.yaml", RULES)
+    engine = engine_for_mode(Mode.AUTO, tmp_path)
+    store = engine._parts.grants  # the same store RecordDecision writes to
+    store.record_answer("p", "shell", "", "always_allow", Verdict.ALLOW, True, "d")  # type: ignore[attr-defined]
+    assert (await verdict(engine, "kubectl delete ns x"))[0] is Verdict.DENY
+    assert (await verdict(engine, "git push"))[
+        0
+    ] is Verdict.ALLOW  # the person's answer wins over ask
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("ls -la | grep x && git status", Verdict.ALLOW),
+        ("git -C repo log --oneline | head", Verdict.ALLOW),
+        ("cat README.md", Verdict.ALLOW),
+        ("ls 2>/dev/null", Verdict.ALLOW),
+        ("ls > listing.txt", Verdict.REQUIRE_APPROVAL),  # writes a file
+        ("find . -name '*.tmp' -delete", Verdict.REQUIRE_APPROVAL),
+        ("sed -i s/a/b/ f", Verdict.REQUIRE_APPROVAL),
+        ("ls && make", Verdict.REQUIRE_APPROVAL),  # one command is not read-only
+        ("$CMD", Verdict.REQUIRE_APPROVAL),
+        ("cat ~/.ssh/id_rsa", Verdict.REQUIRE_APPROVAL),  # read-only, but the security rule asks
+    ],
+)
+async def test_smart_approve_lets_read_only_shell_calls_run(
+    command: str, expected: Verdict
+) -> None:
+    engine = engine_for_mode(Mode.SMART_APPROVE)
+    assert (await verdict(engine, command))[0] is expected
+
+
+async def test_a_request_may_tighten_only_up_to_the_policy_limit(tmp_path: Path) -> None:
+    write_policy(tmp_path, "limit.yaml", "permission: {max_request_mode: approve}\n")
+    engine = engine_for_mode(Mode.AUTO, tmp_path)
+    call = [ToolCall("1", "read_file", {"path": "a"})]
+    assert (await engine.inspect("s", call, Mode.CHAT)).mode is Mode.APPROVE
+    assert (await engine.inspect("s", call, Mode.SMART_APPROVE)).mode is Mode.SMART_APPROVE
+    assert (await engine.inspect("s", call, Mode.AUTO)).mode is Mode.AUTO
