@@ -38,7 +38,7 @@ async def test_rpc_and_inspector_series_after_a_call(
     sidecar: Sidecar, policy_stub: pb_grpc.PolicyServiceStub
 ) -> None:
     await policy_stub.Inspect(
-        pb.InspectRequest(session_id="m", tool_calls=[shell("1", "rm -rf /"), shell("2", "ls")])
+        pb.InspectRequest(session_id="m", tool_calls=[shell("1", "rm -rf /"), shell("2", "make")])
     )
     with contextlib.suppress(grpc.aio.AioRpcError):  # the failure is what we count
         await policy_stub.Inspect(pb.InspectRequest(session_id="", tool_calls=[shell("1", "ls")]))
