@@ -8,12 +8,12 @@ BUF := proto/node_modules/.bin/buf
 PROTO := proto/sidecar/v1/sidecar.proto
 PYTEST_ARGS ?=
 
-.PHONY: serve test venv dev lint format typecheck lint-proto generate unit clean bench eval
+.PHONY: serve test venv dev lint format typecheck lint-proto generate unit clean bench eval policy-test
 
 serve: venv  ## Install and start the sidecar with the bundled policies.
 	$(BIN)/sidecar serve
 
-test: dev lint-proto lint typecheck unit  ## Everything CI checks.
+test: dev lint-proto lint typecheck policy-test unit  ## Everything CI checks.
 
 venv: $(VENV)/.installed
 dev: $(VENV)/.installed-dev
@@ -47,6 +47,10 @@ format: dev
 
 typecheck: dev
 	$(BIN)/mypy sidecar tests bench
+
+policy-test: dev  ## The bundled policy's own test suites (policies/tests).
+	$(BIN)/sidecar check
+	$(BIN)/sidecar test
 
 unit: dev
 	$(BIN)/pytest -q $(PYTEST_ARGS)

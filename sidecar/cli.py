@@ -1,4 +1,4 @@
-"""Command line: sidecar serve | inspect | check."""
+"""Command line: sidecar serve | inspect | test | check."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from sidecar.inspection.repetition import RepetitionTracker
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import PolicyError, bundled_policy_dir, load_policy
+from sidecar.policy.testing import load_suites, run_suites, suite_files
 from sidecar.secrets import SecretScanner
 from sidecar.server import Sidecar, policy_directories, serve_until_signalled
 from sidecar.state.store import StateStore
@@ -86,6 +87,18 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("--mode", choices=MODES, help="permission mode; overrides the policy")
     inspect.add_argument("--session", default="cli", help="session id (default: cli)")
 
+    test = commands.add_parser(
+        "test",
+        help="run policy test suites",
+        description=(
+            "Load the bundled policy and each DIR, then run the YAML suites in every loaded "
+            "directory's tests/ folder. Prints PASS/FAIL per case; exits 1 if any case fails."
+        ),
+    )
+    test.add_argument("directories", nargs="*", type=Path, metavar="DIR")
+    test.add_argument("--no-bundled-policies", action="store_true")
+    test.add_argument("-v", "--verbose", action="store_true", help="print passing cases too")
+
     check = commands.add_parser(
         "check",
         help="validate policy directories",
@@ -103,6 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _serve(args)
         if args.command == "inspect":
             return asyncio.run(_inspect(args, sys.stdin, sys.stdout))
+        if args.command == "test":
+            return asyncio.run(_test(args))
         return _check(args)
     except ConfigError as error:
         print(f"sidecar: {error}", file=sys.stderr)
@@ -157,6 +172,24 @@ def _check(args: argparse.Namespace) -> int:
     compile_policy(loaded, parts, None)
     print(f"ok: {len(loaded.sources)} file(s), revision {loaded.revision}")
     return 0
+
+
+async def _test(args: argparse.Namespace) -> int:
+    directories = ([] if args.no_bundled_policies else [bundled_policy_dir()]) + args.directories
+    loaded = load_policy(directories)
+    suites = load_suites(suite_files(directories))
+    if not suites:
+        print("sidecar: no test suites found (looked in DIR/tests/*.yaml)", file=sys.stderr)
+        return 2
+    results = await run_suites(loaded, suites, _local_parts)
+    for result in results:
+        if not result.passed:
+            print(f"FAIL {result.file}: {result.name}: {result.detail}")
+        elif args.verbose:
+            print(f"PASS {result.file}: {result.name}")
+    failed = sum(not r.passed for r in results)
+    print(f"{len(results) - failed} passed, {failed} failed")
+    return 1 if failed else 0
 
 
 def _local_parts() -> EngineParts:

@@ -76,3 +76,35 @@ def test_help_everywhere(command: list[str]) -> None:
     result = sidecar(*command, "--help")
     assert result.returncode == 0
     assert "usage: sidecar" in result.stdout
+
+
+def test_policy_test_suites_report_each_case(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "mine.yaml").write_text(
+        "mode: auto\n"
+        "cases:\n"
+        "  - name: ls runs\n"
+        "    call: {tool: shell, args: {command: ls}}\n"
+        "    expect: allow\n"
+        "  - name: wrong on purpose\n"
+        "    call: {tool: shell, args: {command: 'rm -rf /'}}\n"
+        "    expect: allow\n"
+        "  - name: wrong rule on purpose\n"
+        "    call: {tool: shell, args: {command: 'rm -rf /'}}\n"
+        "    expect: deny\n"
+        "    rules: [no.such.rule]\n"
+    )
+    result = sidecar("test", str(tmp_path))
+    assert result.returncode == 1
+    assert "FAIL" in result.stdout and "wrong on purpose: got deny" in result.stdout
+    assert "missing rules no.such.rule" in result.stdout
+    assert result.stdout.strip().endswith("16 passed, 2 failed")  # 15 bundled + 1 of ours
+
+
+def test_an_invalid_suite_names_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    path = tmp_path / "tests" / "bad.yaml"
+    path.write_text("cases:\n  - name: x\n    call: {tool: shell}\n    expect: maybe\n")
+    result = sidecar("test", str(tmp_path))
+    assert result.returncode == 2
+    assert f"{path}:4: cases.0.expect:" in result.stderr

@@ -96,7 +96,7 @@ def load_documents(documents: Sequence[tuple[str, str]]) -> LoadedPolicy:
         try:
             Policy.model_validate(data)  # each file alone, so errors point at its lines
         except ValidationError as error:
-            problems.extend(_problems(name, text, error))
+            problems.extend(problems_from(name, text, error))
             continue
         merged = _merge(merged, data)
     if problems:
@@ -104,7 +104,7 @@ def load_documents(documents: Sequence[tuple[str, str]]) -> LoadedPolicy:
     try:
         policy = Policy.model_validate(merged)
     except ValidationError as error:
-        raise PolicyError(_problems("(merged policy)", None, error)) from None
+        raise PolicyError(problems_from("(merged policy)", None, error)) from None
     digest = hashlib.sha256()
     for name, text in documents:
         digest.update(Path(name).name.encode() + b"\0" + text.encode() + b"\0")
@@ -145,7 +145,7 @@ def _merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _problems(name: str, text: str | None, error: ValidationError) -> list[PolicyProblem]:
+def problems_from(name: str, text: str | None, error: ValidationError) -> list[PolicyProblem]:
     root = yaml.compose(text) if text else None
     found = []
     for item in error.errors():
