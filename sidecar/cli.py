@@ -60,6 +60,19 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--no-bundled-policies", action="store_true", help="do not load the bundled policy"
     )
+    serve.add_argument(
+        "--policy-watch-seconds",
+        type=float,
+        metavar="S",
+        help="poll the policy directories and reload on change; 0 turns it off (default 2)",
+    )
+    serve.add_argument(
+        "--shadow-policies",
+        action="append",
+        type=Path,
+        metavar="DIR",
+        help="candidate policy directory judged beside the active one (shadow mode); repeatable",
+    )
     serve.add_argument("--state", metavar="PATH", help="SQLite state file, or ':memory:'")
     serve.add_argument("--mode", choices=MODES, help="permission mode; overrides the policy")
     serve.add_argument("--tls-cert", type=Path, metavar="FILE", help="server certificate (PEM)")
@@ -133,6 +146,8 @@ def _serve(args: argparse.Namespace) -> int:
         "metrics_listen": args.metrics_listen,
         "policies": args.policies,
         "bundled_policies": False if args.no_bundled_policies else None,
+        "policy_watch_seconds": args.policy_watch_seconds,
+        "shadow_policies": args.shadow_policies,
         "state": args.state,
         "mode": args.mode,
         "tls_cert": args.tls_cert,
@@ -157,8 +172,10 @@ async def _run_server(settings: Settings) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    sidecar = Sidecar(settings)
+    loop.add_signal_handler(signal.SIGHUP, sidecar.request_reload)
     try:
-        await serve_until_signalled(Sidecar(settings), stop)
+        await serve_until_signalled(sidecar, stop)
     except OSError as error:
         print(f"sidecar: cannot serve: {error}", file=sys.stderr)
         return 1

@@ -16,7 +16,7 @@ DEFAULT_LISTEN = "127.0.0.1:50051"
 DEFAULT_METRICS_LISTEN = "127.0.0.1:9464"
 ENV_PREFIX = "SIDECAR_"
 # Settings whose environment value is a comma-separated list.
-LIST_SETTINGS = frozenset({"listen", "policies"})
+LIST_SETTINGS = frozenset({"listen", "policies", "shadow_policies"})
 
 
 class ConfigError(Exception):
@@ -38,6 +38,12 @@ class Settings(BaseModel):
         default=(), description="Operator policy directories, applied over the bundled policy."
     )
     bundled_policies: bool = True
+    policy_watch_seconds: float = Field(
+        default=2.0, ge=0, le=3600, description="Poll the policy directories; 0 turns it off."
+    )
+    shadow_policies: tuple[Path, ...] = Field(
+        default=(), description="Candidate policy directories, judged beside the active ones."
+    )
     state: str = Field(default=".sidecar/state.db", description="SQLite file, or ':memory:'.")
     mode: Literal["auto", "smart_approve", "approve", "chat"] | None = None
     tls_cert: Path | None = None

@@ -7,6 +7,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from sidecar.inspection.adversary import AdversaryInspector
 from sidecar.inspection.chain import ChainLink, InspectorChain
@@ -33,6 +34,7 @@ class ActivePolicy:
     loaded: LoadedPolicy
     chain: InspectorChain
     mode: Mode  # the policy's mode, after any operator override
+    loaded_at: float = field(default_factory=time.time)
 
     @property
     def policy(self) -> Policy:
@@ -153,6 +155,18 @@ def _adversary(policy: Policy) -> AdversaryInspector:
     return AdversaryInspector(client, settings.tools, VERDICTS[settings.block_verdict])
 
 
+class ShadowSink(Protocol):
+    """Receives every decision, to judge it again under a candidate policy."""
+
+    def submit(
+        self,
+        calls: Sequence[ToolCall],
+        context: InspectionContext,
+        requested_mode: Mode | None,
+        active_verdicts: list[CallVerdict],
+    ) -> None: ...
+
+
 class NotReady(Exception):
     """No policy has been loaded yet."""
 
@@ -162,6 +176,7 @@ class PolicyEngine:
         self._active: ActivePolicy | None = None
         self._parts = parts
         self._log = decision_log
+        self.shadow: ShadowSink | None = None
 
     @property
     def ready(self) -> bool:
@@ -198,6 +213,8 @@ class PolicyEngine:
         result.verdicts = [mask_verdict(v, self._parts.secrets) for v in result.verdicts]
         for verdict in result.verdicts:
             self._parts.metrics.decisions.labels(verdict=verdict.verdict.label).inc()
+        if self.shadow is not None:
+            self.shadow.submit(calls, context, requested_mode, result.verdicts)
         failures = {o.inspector: o.failure for o in result.outcomes if o.failure}
         self._log.write(
             decision_id,

@@ -1,9 +1,11 @@
-"""Assemble the sidecar's parts and run the grpc.aio server: services, health, reflection."""
+"""Assemble the sidecar's parts and run the grpc.aio server: services, health, reflection,
+policy reload and shadow evaluation."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from wsgiref.simple_server import WSGIServer
@@ -14,14 +16,17 @@ from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 
 from sidecar.config import Settings
-from sidecar.engine import EngineParts, PolicyEngine, compile_policy
+from sidecar.engine import ActivePolicy, EngineParts, PolicyEngine
+from sidecar.inspection.egress import TaintTracker
 from sidecar.inspection.repetition import RepetitionTracker
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.observability.interceptors import MetricsInterceptor
 from sidecar.observability.metrics import Metrics
-from sidecar.policy.loader import bundled_policy_dir, load_policy
+from sidecar.policy.loader import bundled_policy_dir
+from sidecar.policy.reloader import PolicyReloader, ReloadOutcome
+from sidecar.policy.shadow import ShadowEvaluator
 from sidecar.secrets import SecretScanner
-from sidecar.service.policy_service import PolicyService
+from sidecar.service.policy_service import PolicyService, SlotStatus, StatusReport
 from sidecar.state.store import StateStore
 from sidecar.v1 import sidecar_pb2, sidecar_pb2_grpc
 
@@ -29,11 +34,16 @@ log = logging.getLogger("sidecar.server")
 
 POLICY_SERVICE = sidecar_pb2.DESCRIPTOR.services_by_name["PolicyService"].full_name
 OVERALL = ""  # the health service's name for the whole server
+# Health entry that reports the last reload: NOT_SERVING while a rejected policy
+# sits on disk (the last good one still serves, so the overall status stays SERVING).
+POLICY_RELOAD = "sidecar.policy"
+SERVING = health_pb2.HealthCheckResponse.SERVING
+NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
 
-def policy_directories(settings: Settings) -> list[Path]:
+def policy_directories(settings: Settings, extra: tuple[Path, ...] | None = None) -> list[Path]:
     bundled = [bundled_policy_dir()] if settings.bundled_policies else []
-    return bundled + list(settings.policies)
+    return bundled + list(settings.policies if extra is None else extra)
 
 
 @dataclass
@@ -44,12 +54,16 @@ class Sidecar:
     metrics: Metrics = field(default_factory=Metrics)
     addresses: list[str] = field(default_factory=list)
     metrics_port: int | None = None
+    engine: PolicyEngine | None = None
+    reloader: PolicyReloader | None = None
+    shadow: ShadowEvaluator | None = None
+    shadow_reloader: PolicyReloader | None = None
     _server: grpc.aio.Server | None = None
     _health: health.aio.HealthServicer | None = None
     _store: StateStore | None = None
     _metrics_http: WSGIServer | None = None
     _decision_log: DecisionLog | None = None
-    engine: PolicyEngine | None = None
+    _tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
     async def start(self) -> None:
         settings = self.settings
@@ -58,18 +72,28 @@ class Sidecar:
         parts = EngineParts(self.metrics, self._store, secrets, RepetitionTracker())
         self._decision_log = DecisionLog(settings.decision_log, secrets)
         self.engine = PolicyEngine(parts, self._decision_log)
+        self.reloader = PolicyReloader(
+            policy_directories(settings),
+            parts,
+            self.metrics,
+            settings.permission_mode,
+            self._install,
+            self._reload_health,
+        )
 
-        options = [
-            ("grpc.max_receive_message_length", settings.max_message_bytes),
-            ("grpc.max_send_message_length", settings.max_message_bytes),
-            ("grpc.so_reuseport", 0),
-        ]
-        server = grpc.aio.server(interceptors=[MetricsInterceptor(self.metrics)], options=options)
+        server = grpc.aio.server(
+            interceptors=[MetricsInterceptor(self.metrics)],
+            options=[
+                ("grpc.max_receive_message_length", settings.max_message_bytes),
+                ("grpc.max_send_message_length", settings.max_message_bytes),
+                ("grpc.so_reuseport", 0),
+            ],
+        )
         self._health = health.aio.HealthServicer()
-        await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
+        await self._set_health(NOT_SERVING, OVERALL, POLICY_SERVICE, POLICY_RELOAD)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         sidecar_pb2_grpc.add_PolicyServiceServicer_to_server(
-            PolicyService(self.engine, self._store, self.metrics), server
+            PolicyService(self.engine, self._store, self.metrics, self.status), server
         )
         reflection.enable_server_reflection(
             (POLICY_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server
@@ -91,16 +115,17 @@ class Sidecar:
             self.metrics_port = self._metrics_http.server_port
         try:
             # Off the event loop: health and other RPCs keep answering meanwhile.
-            active = await asyncio.to_thread(
-                lambda: compile_policy(
-                    load_policy(policy_directories(settings)), parts, settings.permission_mode
-                )
-            )
+            active = await asyncio.to_thread(self.reloader.compile)
         except BaseException:
             await self.stop(grace=0)
             raise
-        self.engine.replace(active)
-        await self._set_health(health_pb2.HealthCheckResponse.SERVING)
+        await self._install(active)
+        await self._start_shadow(parts)
+        if settings.policy_watch_seconds > 0:
+            for reloader in (self.reloader, self.shadow_reloader):
+                if reloader is not None:
+                    self._spawn(reloader.watch(settings.policy_watch_seconds))
+        await self._set_health(SERVING, OVERALL, POLICY_SERVICE, POLICY_RELOAD)
         log.info(
             "serving on %s, policy revision %s, mode %s",
             ", ".join(self.addresses),
@@ -108,14 +133,85 @@ class Sidecar:
             active.mode.name.lower(),
         )
 
+    async def _start_shadow(self, parts: EngineParts) -> None:
+        if not self.settings.shadow_policies:
+            return
+        # Own trackers and an unexported registry: the candidate must not change
+        # what the active policy sees, nor mix into its per-inspector series.
+        shadow_parts = EngineParts(
+            Metrics(), parts.grants, parts.secrets, RepetitionTracker(), TaintTracker()
+        )
+        self.shadow = ShadowEvaluator(shadow_parts, self.metrics)
+        self.shadow_reloader = PolicyReloader(
+            policy_directories(self.settings, self.settings.shadow_policies),
+            shadow_parts,
+            self.metrics,
+            self.settings.permission_mode,
+            self._install_shadow,
+            self._shadow_outcome,
+            slot="shadow",
+        )
+        await self.shadow_reloader.reload("startup")
+        assert self.engine is not None
+        self.engine.shadow = self.shadow
+
+    async def _install(self, active: ActivePolicy) -> None:
+        assert self.engine is not None
+        previous = self.engine.active if self.engine.ready else None
+        self.engine.replace(active)  # atomic: calls in flight keep their policy
+        if previous is not None:
+            # Give calls that started on the old policy time to finish first.
+            self._spawn(_close_later(previous, 30.0))
+
+    async def _install_shadow(self, candidate: ActivePolicy) -> None:
+        assert self.shadow is not None
+        await self.shadow.install(candidate)
+        self.metrics.set_shadow_revision(candidate.revision)
+
+    async def _reload_health(self, outcome: ReloadOutcome) -> None:
+        if self._health is not None and self.engine is not None and self.engine.ready:
+            await self._set_health(SERVING if outcome.ok else NOT_SERVING, POLICY_RELOAD)
+
+    async def _shadow_outcome(self, outcome: ReloadOutcome) -> None:
+        return None  # reported through GetStatus and the log
+
+    def request_reload(self, reason: str = "SIGHUP") -> None:
+        """Reload every slot from disk (the SIGHUP handler)."""
+        for reloader in (self.reloader, self.shadow_reloader):
+            if reloader is not None:
+                self._spawn(_ignore_result(reloader.reload(reason)))
+
+    def _spawn(self, work: Coroutine[object, object, None]) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def status(self) -> StatusReport:
+        assert self.engine is not None and self.reloader is not None
+        active = self.engine.active
+        shadow = None
+        if self.shadow is not None and self.shadow.candidate is not None:
+            candidate = self.shadow.candidate
+            shadow = SlotStatus(candidate.revision, candidate.loaded.sources, candidate.loaded_at)
+        return StatusReport(
+            active=SlotStatus(active.revision, active.loaded.sources, active.loaded_at),
+            last_reload=self.reloader.last,
+            shadow=shadow,
+            last_shadow_reload=self.shadow_reloader.last if self.shadow_reloader else None,
+        )
+
     async def stop(self, grace: float | None = None) -> None:
         """NOT_SERVING first, so load balancers stop sending; then drain in-flight calls."""
         grace = self.settings.grace_seconds if grace is None else grace
+        for task in list(self._tasks):
+            task.cancel()
         if self._health is not None:
             await self._health.enter_graceful_shutdown()
         if self._server is not None:
             await self._server.stop(grace)
             self._server = None
+        if self.shadow is not None:
+            await self.shadow.drain()
         if self.engine is not None and self.engine.ready:
             await self.engine.active.chain.aclose()
         if self._metrics_http is not None:
@@ -133,10 +229,10 @@ class Sidecar:
             await self._server.wait_for_termination()
 
     async def _set_health(
-        self, status: health_pb2.HealthCheckResponse.ServingStatus.ValueType
+        self, status: health_pb2.HealthCheckResponse.ServingStatus.ValueType, *services: str
     ) -> None:
         assert self._health is not None
-        for service in (OVERALL, POLICY_SERVICE):
+        for service in services:
             await self._health.set(service, status)
 
     def _credentials(self) -> grpc.ServerCredentials | None:
@@ -148,6 +244,15 @@ class Sidecar:
         return grpc.ssl_server_credentials(
             [pair], root_certificates=client_ca, require_client_auth=client_ca is not None
         )
+
+
+async def _close_later(policy: ActivePolicy, delay: float) -> None:
+    await asyncio.sleep(delay)
+    await policy.chain.aclose()
+
+
+async def _ignore_result(work: Awaitable[object]) -> None:
+    await work
 
 
 def _bound(address: str, port: int) -> str:

@@ -38,8 +38,8 @@ async def test_serving_after_start_and_not_serving_once_shutdown_starts(
 async def test_not_serving_until_the_policy_is_loaded(
     start_sidecar: StartSidecar, tmp_path, monkeypatch
 ) -> None:
-    from sidecar import server as server_module
     from sidecar.policy import loader
+    from sidecar.policy import reloader as reloader_module
 
     seen: list[int] = []
     real_load = loader.load_policy
@@ -53,7 +53,7 @@ async def test_not_serving_until_the_policy_is_loaded(
         seen.append(reply.status)
         return real_load(directories)
 
-    monkeypatch.setattr(server_module, "load_policy", checking_load)
+    monkeypatch.setattr(reloader_module, "load_policy", checking_load)
     sidecar = await start_sidecar()
     assert seen == [NOT_SERVING]
     async with grpc.aio.insecure_channel(sidecar.addresses[0]) as channel:

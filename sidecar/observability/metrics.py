@@ -116,9 +116,38 @@ class Metrics:
             ["revision"],
             registry=r,
         )
+        self.policy_reloads = Counter(
+            "sidecar_policy_reloads", "Policy reload attempts.", ["result"], registry=r
+        )
+        self.policy_last_reload_success = Gauge(
+            "sidecar_policy_last_reload_success_timestamp_seconds",
+            "When a policy last loaded successfully (Unix time).",
+            registry=r,
+        )
+        self.shadow_disagreements = Counter(
+            "sidecar_shadow_disagreements",
+            "Calls the shadow candidate policy judged differently from the active one.",
+            ["active_verdict", "candidate_verdict"],
+            registry=r,
+        )
+        self.shadow_dropped = Counter(
+            "sidecar_shadow_dropped",
+            "Shadow evaluations skipped because too many were pending.",
+            registry=r,
+        )
+        self.shadow_info = Gauge(
+            "sidecar_shadow_policy_info",
+            "The shadow candidate's revision (value 1), when one is loaded.",
+            ["revision"],
+            registry=r,
+        )
         self.build_info = Info("sidecar_build", "Build information.", registry=r)
         self.build_info.info({"version": __version__})
 
     def set_policy_revision(self, revision: str) -> None:
         self.policy_info.clear()
         self.policy_info.labels(revision=revision).set(1)
+
+    def set_shadow_revision(self, revision: str) -> None:
+        self.shadow_info.clear()
+        self.shadow_info.labels(revision=revision).set(1)

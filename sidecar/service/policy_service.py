@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
 
+from sidecar import __version__
 from sidecar.engine import NotReady, PolicyEngine
 from sidecar.inspection.model import CallVerdict, Finding, ToolCall
 from sidecar.inspection.verdict import Mode, Risk, Verdict
 from sidecar.observability.metrics import Metrics
+from sidecar.policy.reloader import ReloadOutcome
 from sidecar.service.errors import InvalidArgument
 from sidecar.state.store import StateStore
 from sidecar.v1 import sidecar_pb2 as pb
@@ -131,11 +135,60 @@ def _finding_to_pb(finding: Finding) -> pb.Finding:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class SlotStatus:
+    revision: str
+    sources: tuple[str, ...]
+    loaded_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class StatusReport:
+    active: SlotStatus
+    last_reload: ReloadOutcome | None
+    shadow: SlotStatus | None
+    last_shadow_reload: ReloadOutcome | None
+
+
+def _slot_to_pb(slot: SlotStatus) -> pb.PolicyStatus:
+    return pb.PolicyStatus(
+        revision=slot.revision, sources=list(slot.sources), loaded_at_unix=slot.loaded_at
+    )
+
+
+def _reload_to_pb(outcome: ReloadOutcome) -> pb.ReloadStatus:
+    return pb.ReloadStatus(
+        ok=outcome.ok, error=outcome.error, attempted_at_unix=outcome.attempted_at
+    )
+
+
 class PolicyService(pb_grpc.PolicyServiceServicer):
-    def __init__(self, engine: PolicyEngine, store: StateStore, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        engine: PolicyEngine,
+        store: StateStore,
+        metrics: Metrics,
+        status: Callable[[], StatusReport],
+    ) -> None:
         self._engine = engine
         self._store = store
         self._metrics = metrics
+        self._status = status
+
+    async def GetStatus(
+        self, request: pb.GetStatusRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GetStatusResponse:
+        if not self._engine.ready:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "the policy is not loaded yet")
+        report = self._status()
+        response = pb.GetStatusResponse(active=_slot_to_pb(report.active), version=__version__)
+        if report.last_reload is not None:
+            response.last_reload.CopyFrom(_reload_to_pb(report.last_reload))
+        if report.shadow is not None:
+            response.shadow.CopyFrom(_slot_to_pb(report.shadow))
+        if report.last_shadow_reload is not None:
+            response.last_shadow_reload.CopyFrom(_reload_to_pb(report.last_shadow_reload))
+        return response
 
     async def Inspect(
         self, request: pb.InspectRequest, context: grpc.aio.ServicerContext

@@ -24,21 +24,21 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18sidecar/v1/sidecar.proto\x12\nsidecar.v1\"\x85\x01\n\x0fToolAnnotations\x12\x1b\n\x0eread_only_hint\x18\x01 \x01(\x08H\x00\x88\x01\x01\x12\x1d\n\x10\x64\x65structive_hint\x18\x02 \x01(\x08H\x01\x88\x01\x01\x12\x0e\n\x06server\x18\x03 \x01(\tB\x11\n\x0f_read_only_hintB\x13\n\x11_destructive_hint\"n\n\x08ToolCall\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x16\n\x0e\x61rguments_json\x18\x03 \x01(\t\x12\x30\n\x0b\x61nnotations\x18\x04 \x01(\x0b\x32\x1b.sidecar.v1.ToolAnnotations\"\xa4\x01\n\x0eInspectRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12(\n\ntool_calls\x18\x02 \x03(\x0b\x32\x14.sidecar.v1.ToolCall\x12(\n\x04mode\x18\x03 \x01(\x0e\x32\x1a.sidecar.v1.PermissionMode\x12\x0c\n\x04task\x18\x04 \x01(\t\x12\x1c\n\x14recent_user_messages\x18\x05 \x03(\t\"\x98\x01\n\x07\x46inding\x12\x11\n\tinspector\x18\x01 \x01(\t\x12\x0f\n\x07rule_id\x18\x02 \x01(\t\x12$\n\x07verdict\x18\x03 \x01(\x0e\x32\x13.sidecar.v1.Verdict\x12\x1e\n\x04risk\x18\x04 \x01(\x0e\x32\x10.sidecar.v1.Risk\x12\x12\n\nconfidence\x18\x05 \x01(\x01\x12\x0f\n\x07message\x18\x06 \x01(\t\"\x99\x01\n\x0bToolVerdict\x12\x14\n\x0ctool_call_id\x18\x01 \x01(\t\x12$\n\x07verdict\x18\x02 \x01(\x0e\x32\x13.sidecar.v1.Verdict\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x17\n\x0f\x61pproval_prompt\x18\x04 \x01(\t\x12%\n\x08\x66indings\x18\x05 \x03(\x0b\x32\x13.sidecar.v1.Finding\"\x94\x01\n\x0fInspectResponse\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\t\x12)\n\x08verdicts\x18\x02 \x03(\x0b\x32\x17.sidecar.v1.ToolVerdict\x12\x17\n\x0fpolicy_revision\x18\x03 \x01(\t\x12(\n\x04mode\x18\x04 \x01(\x0e\x32\x1a.sidecar.v1.PermissionMode\"\x8d\x01\n\x15RecordDecisionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x11\n\ttool_name\x18\x02 \x01(\t\x12\"\n\x06\x61nswer\x18\x03 \x01(\x0e\x32\x12.sidecar.v1.Answer\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x04 \x01(\t\x12\x14\n\x0ctool_call_id\x18\x05 \x01(\t\"+\n\x16RecordDecisionResponse\x12\x11\n\tpersisted\x18\x01 \x01(\x08*e\n\x07Verdict\x12\x17\n\x13VERDICT_UNSPECIFIED\x10\x00\x12\x11\n\rVERDICT_ALLOW\x10\x01\x12\x10\n\x0cVERDICT_DENY\x10\x02\x12\x1c\n\x18VERDICT_REQUIRE_APPROVAL\x10\x03*]\n\x04Risk\x12\x14\n\x10RISK_UNSPECIFIED\x10\x00\x12\x0c\n\x08RISK_LOW\x10\x01\x12\x0f\n\x0bRISK_MEDIUM\x10\x02\x12\r\n\tRISK_HIGH\x10\x03\x12\x11\n\rRISK_CRITICAL\x10\x04*\xa5\x01\n\x0ePermissionMode\x12\x1f\n\x1bPERMISSION_MODE_UNSPECIFIED\x10\x00\x12\x18\n\x14PERMISSION_MODE_AUTO\x10\x01\x12!\n\x1dPERMISSION_MODE_SMART_APPROVE\x10\x02\x12\x1b\n\x17PERMISSION_MODE_APPROVE\x10\x03\x12\x18\n\x14PERMISSION_MODE_CHAT\x10\x04*~\n\x06\x41nswer\x12\x16\n\x12\x41NSWER_UNSPECIFIED\x10\x00\x12\x15\n\x11\x41NSWER_ALLOW_ONCE\x10\x01\x12\x17\n\x13\x41NSWER_ALWAYS_ALLOW\x10\x02\x12\x14\n\x10\x41NSWER_DENY_ONCE\x10\x03\x12\x16\n\x12\x41NSWER_ALWAYS_DENY\x10\x04\x32\xac\x01\n\rPolicyService\x12\x42\n\x07Inspect\x12\x1a.sidecar.v1.InspectRequest\x1a\x1b.sidecar.v1.InspectResponse\x12W\n\x0eRecordDecision\x12!.sidecar.v1.RecordDecisionRequest\x1a\".sidecar.v1.RecordDecisionResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18sidecar/v1/sidecar.proto\x12\nsidecar.v1\"\x85\x01\n\x0fToolAnnotations\x12\x1b\n\x0eread_only_hint\x18\x01 \x01(\x08H\x00\x88\x01\x01\x12\x1d\n\x10\x64\x65structive_hint\x18\x02 \x01(\x08H\x01\x88\x01\x01\x12\x0e\n\x06server\x18\x03 \x01(\tB\x11\n\x0f_read_only_hintB\x13\n\x11_destructive_hint\"n\n\x08ToolCall\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x16\n\x0e\x61rguments_json\x18\x03 \x01(\t\x12\x30\n\x0b\x61nnotations\x18\x04 \x01(\x0b\x32\x1b.sidecar.v1.ToolAnnotations\"\xa4\x01\n\x0eInspectRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12(\n\ntool_calls\x18\x02 \x03(\x0b\x32\x14.sidecar.v1.ToolCall\x12(\n\x04mode\x18\x03 \x01(\x0e\x32\x1a.sidecar.v1.PermissionMode\x12\x0c\n\x04task\x18\x04 \x01(\t\x12\x1c\n\x14recent_user_messages\x18\x05 \x03(\t\"\x98\x01\n\x07\x46inding\x12\x11\n\tinspector\x18\x01 \x01(\t\x12\x0f\n\x07rule_id\x18\x02 \x01(\t\x12$\n\x07verdict\x18\x03 \x01(\x0e\x32\x13.sidecar.v1.Verdict\x12\x1e\n\x04risk\x18\x04 \x01(\x0e\x32\x10.sidecar.v1.Risk\x12\x12\n\nconfidence\x18\x05 \x01(\x01\x12\x0f\n\x07message\x18\x06 \x01(\t\"\x99\x01\n\x0bToolVerdict\x12\x14\n\x0ctool_call_id\x18\x01 \x01(\t\x12$\n\x07verdict\x18\x02 \x01(\x0e\x32\x13.sidecar.v1.Verdict\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x17\n\x0f\x61pproval_prompt\x18\x04 \x01(\t\x12%\n\x08\x66indings\x18\x05 \x03(\x0b\x32\x13.sidecar.v1.Finding\"\x94\x01\n\x0fInspectResponse\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\t\x12)\n\x08verdicts\x18\x02 \x03(\x0b\x32\x17.sidecar.v1.ToolVerdict\x12\x17\n\x0fpolicy_revision\x18\x03 \x01(\t\x12(\n\x04mode\x18\x04 \x01(\x0e\x32\x1a.sidecar.v1.PermissionMode\"\x8d\x01\n\x15RecordDecisionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x11\n\ttool_name\x18\x02 \x01(\t\x12\"\n\x06\x61nswer\x18\x03 \x01(\x0e\x32\x12.sidecar.v1.Answer\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x04 \x01(\t\x12\x14\n\x0ctool_call_id\x18\x05 \x01(\t\"+\n\x16RecordDecisionResponse\x12\x11\n\tpersisted\x18\x01 \x01(\x08\"\x12\n\x10GetStatusRequest\"I\n\x0cPolicyStatus\x12\x10\n\x08revision\x18\x01 \x01(\t\x12\x0f\n\x07sources\x18\x02 \x03(\t\x12\x16\n\x0eloaded_at_unix\x18\x03 \x01(\x01\"D\n\x0cReloadStatus\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\r\n\x05\x65rror\x18\x02 \x01(\t\x12\x19\n\x11\x61ttempted_at_unix\x18\x03 \x01(\x01\"\xdd\x01\n\x11GetStatusResponse\x12(\n\x06\x61\x63tive\x18\x01 \x01(\x0b\x32\x18.sidecar.v1.PolicyStatus\x12-\n\x0blast_reload\x18\x02 \x01(\x0b\x32\x18.sidecar.v1.ReloadStatus\x12(\n\x06shadow\x18\x03 \x01(\x0b\x32\x18.sidecar.v1.PolicyStatus\x12\x34\n\x12last_shadow_reload\x18\x04 \x01(\x0b\x32\x18.sidecar.v1.ReloadStatus\x12\x0f\n\x07version\x18\x05 \x01(\t*e\n\x07Verdict\x12\x17\n\x13VERDICT_UNSPECIFIED\x10\x00\x12\x11\n\rVERDICT_ALLOW\x10\x01\x12\x10\n\x0cVERDICT_DENY\x10\x02\x12\x1c\n\x18VERDICT_REQUIRE_APPROVAL\x10\x03*]\n\x04Risk\x12\x14\n\x10RISK_UNSPECIFIED\x10\x00\x12\x0c\n\x08RISK_LOW\x10\x01\x12\x0f\n\x0bRISK_MEDIUM\x10\x02\x12\r\n\tRISK_HIGH\x10\x03\x12\x11\n\rRISK_CRITICAL\x10\x04*\xa5\x01\n\x0ePermissionMode\x12\x1f\n\x1bPERMISSION_MODE_UNSPECIFIED\x10\x00\x12\x18\n\x14PERMISSION_MODE_AUTO\x10\x01\x12!\n\x1dPERMISSION_MODE_SMART_APPROVE\x10\x02\x12\x1b\n\x17PERMISSION_MODE_APPROVE\x10\x03\x12\x18\n\x14PERMISSION_MODE_CHAT\x10\x04*~\n\x06\x41nswer\x12\x16\n\x12\x41NSWER_UNSPECIFIED\x10\x00\x12\x15\n\x11\x41NSWER_ALLOW_ONCE\x10\x01\x12\x17\n\x13\x41NSWER_ALWAYS_ALLOW\x10\x02\x12\x14\n\x10\x41NSWER_DENY_ONCE\x10\x03\x12\x16\n\x12\x41NSWER_ALWAYS_DENY\x10\x04\x32\xf6\x01\n\rPolicyService\x12\x42\n\x07Inspect\x12\x1a.sidecar.v1.InspectRequest\x1a\x1b.sidecar.v1.InspectResponse\x12W\n\x0eRecordDecision\x12!.sidecar.v1.RecordDecisionRequest\x1a\".sidecar.v1.RecordDecisionResponse\x12H\n\tGetStatus\x12\x1c.sidecar.v1.GetStatusRequest\x1a\x1d.sidecar.v1.GetStatusResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sidecar.v1.sidecar_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_VERDICT']._serialized_start=1106
-  _globals['_VERDICT']._serialized_end=1207
-  _globals['_RISK']._serialized_start=1209
-  _globals['_RISK']._serialized_end=1302
-  _globals['_PERMISSIONMODE']._serialized_start=1305
-  _globals['_PERMISSIONMODE']._serialized_end=1470
-  _globals['_ANSWER']._serialized_start=1472
-  _globals['_ANSWER']._serialized_end=1598
+  _globals['_VERDICT']._serialized_start=1495
+  _globals['_VERDICT']._serialized_end=1596
+  _globals['_RISK']._serialized_start=1598
+  _globals['_RISK']._serialized_end=1691
+  _globals['_PERMISSIONMODE']._serialized_start=1694
+  _globals['_PERMISSIONMODE']._serialized_end=1859
+  _globals['_ANSWER']._serialized_start=1861
+  _globals['_ANSWER']._serialized_end=1987
   _globals['_TOOLANNOTATIONS']._serialized_start=41
   _globals['_TOOLANNOTATIONS']._serialized_end=174
   _globals['_TOOLCALL']._serialized_start=176
@@ -55,6 +55,14 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_RECORDDECISIONREQUEST']._serialized_end=1059
   _globals['_RECORDDECISIONRESPONSE']._serialized_start=1061
   _globals['_RECORDDECISIONRESPONSE']._serialized_end=1104
-  _globals['_POLICYSERVICE']._serialized_start=1601
-  _globals['_POLICYSERVICE']._serialized_end=1773
+  _globals['_GETSTATUSREQUEST']._serialized_start=1106
+  _globals['_GETSTATUSREQUEST']._serialized_end=1124
+  _globals['_POLICYSTATUS']._serialized_start=1126
+  _globals['_POLICYSTATUS']._serialized_end=1199
+  _globals['_RELOADSTATUS']._serialized_start=1201
+  _globals['_RELOADSTATUS']._serialized_end=1269
+  _globals['_GETSTATUSRESPONSE']._serialized_start=1272
+  _globals['_GETSTATUSRESPONSE']._serialized_end=1493
+  _globals['_POLICYSERVICE']._serialized_start=1990
+  _globals['_POLICYSERVICE']._serialized_end=2236
 # @@protoc_insertion_point(module_scope)

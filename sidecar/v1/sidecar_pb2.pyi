@@ -399,3 +399,115 @@ class RecordDecisionResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___RecordDecisionResponse: _TypeAlias = RecordDecisionResponse  # noqa: Y015
+
+@_typing.final
+class GetStatusRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetStatusRequest: _TypeAlias = GetStatusRequest  # noqa: Y015
+
+@_typing.final
+class PolicyStatus(_message.Message):
+    """PolicyStatus describes one loaded policy (the active one or the shadow candidate)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REVISION_FIELD_NUMBER: _builtins.int
+    SOURCES_FIELD_NUMBER: _builtins.int
+    LOADED_AT_UNIX_FIELD_NUMBER: _builtins.int
+    revision: _builtins.str
+    """Content hash of the policy files."""
+    loaded_at_unix: _builtins.float
+    """When it started serving, in seconds since the epoch."""
+    @_builtins.property
+    def sources(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The files it was loaded from, in load order."""
+
+    def __init__(
+        self,
+        *,
+        revision: _builtins.str = ...,
+        sources: _abc.Iterable[_builtins.str] | None = ...,
+        loaded_at_unix: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["loaded_at_unix", b"loaded_at_unix", "revision", b"revision", "sources", b"sources"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PolicyStatus: _TypeAlias = PolicyStatus  # noqa: Y015
+
+@_typing.final
+class ReloadStatus(_message.Message):
+    """ReloadStatus is the outcome of the most recent reload attempt."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OK_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    ATTEMPTED_AT_UNIX_FIELD_NUMBER: _builtins.int
+    ok: _builtins.bool
+    error: _builtins.str
+    """Every problem found, one per line, with file and line, when ok is false."""
+    attempted_at_unix: _builtins.float
+    def __init__(
+        self,
+        *,
+        ok: _builtins.bool = ...,
+        error: _builtins.str = ...,
+        attempted_at_unix: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempted_at_unix", b"attempted_at_unix", "error", b"error", "ok", b"ok"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReloadStatus: _TypeAlias = ReloadStatus  # noqa: Y015
+
+@_typing.final
+class GetStatusResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACTIVE_FIELD_NUMBER: _builtins.int
+    LAST_RELOAD_FIELD_NUMBER: _builtins.int
+    SHADOW_FIELD_NUMBER: _builtins.int
+    LAST_SHADOW_RELOAD_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    version: _builtins.str
+    @_builtins.property
+    def active(self) -> Global___PolicyStatus: ...
+    @_builtins.property
+    def last_reload(self) -> Global___ReloadStatus: ...
+    @_builtins.property
+    def shadow(self) -> Global___PolicyStatus:
+        """Set when a shadow candidate is loaded beside the active policy."""
+
+    @_builtins.property
+    def last_shadow_reload(self) -> Global___ReloadStatus: ...
+    def __init__(
+        self,
+        *,
+        active: Global___PolicyStatus | None = ...,
+        last_reload: Global___ReloadStatus | None = ...,
+        shadow: Global___PolicyStatus | None = ...,
+        last_shadow_reload: Global___ReloadStatus | None = ...,
+        version: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["active", b"active", "last_reload", b"last_reload", "last_shadow_reload", b"last_shadow_reload", "shadow", b"shadow"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active", b"active", "last_reload", b"last_reload", "last_shadow_reload", b"last_shadow_reload", "shadow", b"shadow", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetStatusResponse: _TypeAlias = GetStatusResponse  # noqa: Y015

@@ -45,6 +45,11 @@ class PolicyServiceStub:
                 request_serializer=sidecar_dot_v1_dot_sidecar__pb2.RecordDecisionRequest.SerializeToString,
                 response_deserializer=sidecar_dot_v1_dot_sidecar__pb2.RecordDecisionResponse.FromString,
                 _registered_method=True)
+        self.GetStatus = channel.unary_unary(
+                '/sidecar.v1.PolicyService/GetStatus',
+                request_serializer=sidecar_dot_v1_dot_sidecar__pb2.GetStatusRequest.SerializeToString,
+                response_deserializer=sidecar_dot_v1_dot_sidecar__pb2.GetStatusResponse.FromString,
+                _registered_method=True)
 
 
 class PolicyServiceServicer:
@@ -65,6 +70,13 @@ class PolicyServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetStatus(self, request, context):
+        """GetStatus reports the policy being served and how the last reload went.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PolicyServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -77,6 +89,11 @@ def add_PolicyServiceServicer_to_server(servicer, server):
                     servicer.RecordDecision,
                     request_deserializer=sidecar_dot_v1_dot_sidecar__pb2.RecordDecisionRequest.FromString,
                     response_serializer=sidecar_dot_v1_dot_sidecar__pb2.RecordDecisionResponse.SerializeToString,
+            ),
+            'GetStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetStatus,
+                    request_deserializer=sidecar_dot_v1_dot_sidecar__pb2.GetStatusRequest.FromString,
+                    response_serializer=sidecar_dot_v1_dot_sidecar__pb2.GetStatusResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -134,6 +151,33 @@ class PolicyService:
             '/sidecar.v1.PolicyService/RecordDecision',
             sidecar_dot_v1_dot_sidecar__pb2.RecordDecisionRequest.SerializeToString,
             sidecar_dot_v1_dot_sidecar__pb2.RecordDecisionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sidecar.v1.PolicyService/GetStatus',
+            sidecar_dot_v1_dot_sidecar__pb2.GetStatusRequest.SerializeToString,
+            sidecar_dot_v1_dot_sidecar__pb2.GetStatusResponse.FromString,
             options,
             channel_credentials,
             insecure,

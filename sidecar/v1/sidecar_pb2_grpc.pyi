@@ -42,6 +42,8 @@ class PolicyServiceStub:
     """Inspect returns one verdict per tool call, in request order."""
     RecordDecision: _grpc.UnaryUnaryMultiCallable[_sidecar_pb2.RecordDecisionRequest, _sidecar_pb2.RecordDecisionResponse]
     """RecordDecision stores a person's answer to an approval prompt."""
+    GetStatus: _grpc.UnaryUnaryMultiCallable[_sidecar_pb2.GetStatusRequest, _sidecar_pb2.GetStatusResponse]
+    """GetStatus reports the policy being served and how the last reload went."""
 
 @_typing.type_check_only
 class PolicyServiceAsyncStub(PolicyServiceStub):
@@ -52,6 +54,8 @@ class PolicyServiceAsyncStub(PolicyServiceStub):
     """Inspect returns one verdict per tool call, in request order."""
     RecordDecision: _aio.UnaryUnaryMultiCallable[_sidecar_pb2.RecordDecisionRequest, _sidecar_pb2.RecordDecisionResponse]  # type: ignore[assignment]
     """RecordDecision stores a person's answer to an approval prompt."""
+    GetStatus: _aio.UnaryUnaryMultiCallable[_sidecar_pb2.GetStatusRequest, _sidecar_pb2.GetStatusResponse]  # type: ignore[assignment]
+    """GetStatus reports the policy being served and how the last reload went."""
 
 class PolicyServiceServicer(metaclass=_abc_1.ABCMeta):
     """PolicyService decides whether an agent may run the tool calls it proposes."""
@@ -71,5 +75,13 @@ class PolicyServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_sidecar_pb2.RecordDecisionResponse, _abc.Awaitable[_sidecar_pb2.RecordDecisionResponse]]:
         """RecordDecision stores a person's answer to an approval prompt."""
+
+    @_abc_1.abstractmethod
+    def GetStatus(
+        self,
+        request: _sidecar_pb2.GetStatusRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_sidecar_pb2.GetStatusResponse, _abc.Awaitable[_sidecar_pb2.GetStatusResponse]]:
+        """GetStatus reports the policy being served and how the last reload went."""
 
 def add_PolicyServiceServicer_to_server(servicer: PolicyServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
