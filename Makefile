@@ -59,6 +59,7 @@ unit: dev
 generate: dev
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m grpc_tools.protoc -Iproto \
 	  --python_out=. --grpc_python_out=. --mypy_out=. --mypy_grpc_out=. $(PROTO)
+	$(BIN)/sidecar schema > policies/schema/policy.schema.json
 
 eval: dev  ## Detection quality on tests/data/eval, through a live server in mode auto.
 	$(BIN)/python bench/eval.py

@@ -1,4 +1,4 @@
-"""Command line: sidecar serve | inspect | test | check."""
+"""Command line: sidecar serve | inspect | test | check | schema."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from sidecar.inspection.repetition import RepetitionTracker
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import PolicyError, bundled_policy_dir, load_policy
+from sidecar.policy.schema import policy_json_schema
 from sidecar.policy.testing import load_suites, run_suites, suite_files
 from sidecar.secrets import SecretScanner
 from sidecar.server import Sidecar, policy_directories, serve_until_signalled
@@ -112,6 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--no-bundled-policies", action="store_true")
     test.add_argument("-v", "--verbose", action="store_true", help="print passing cases too")
 
+    commands.add_parser(
+        "schema",
+        help="print the policy file JSON Schema",
+        description="Print the JSON Schema of policy files, for editors and CI linters.",
+    )
+
     check = commands.add_parser(
         "check",
         help="validate policy directories",
@@ -131,6 +138,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_inspect(args, sys.stdin, sys.stdout))
         if args.command == "test":
             return asyncio.run(_test(args))
+        if args.command == "schema":
+            sys.stdout.write(policy_json_schema())
+            return 0
         return _check(args)
     except ConfigError as error:
         print(f"sidecar: {error}", file=sys.stderr)

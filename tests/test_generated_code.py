@@ -35,3 +35,10 @@ def test_generated_code_is_not_stale(tmp_path: Path) -> None:
         fresh = (tmp_path / "sidecar/v1" / name).read_bytes()
         committed = (ROOT / "sidecar/v1" / name).read_bytes()
         assert fresh == committed, f"sidecar/v1/{name} is stale: run `make generate`"
+
+
+def test_policy_json_schema_is_not_stale() -> None:
+    from sidecar.policy.schema import policy_json_schema
+
+    committed = (ROOT / "policies/schema/policy.schema.json").read_text()
+    assert committed == policy_json_schema(), "run `make generate`"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -312,3 +313,11 @@ class Policy(Strict):
         # Unset fields take the inspector's own defaults (the adversary is off,
         # slower and fails closed unless told otherwise).
         return default.model_copy(update=given.model_dump(exclude_unset=True))
+
+
+def policy_json_schema() -> str:
+    """The JSON Schema of a policy file (policies/schema/policy.schema.json is this)."""
+    schema = Policy.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "Agent policy sidecar policy file"
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
