@@ -16,6 +16,8 @@ from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 
 from sidecar.config import Settings
+from sidecar.context.manager import ContextManager
+from sidecar.context.store import SqliteSessionStore
 from sidecar.engine import ActivePolicy, EngineParts, PolicyEngine
 from sidecar.inspection.egress import TaintTracker
 from sidecar.inspection.repetition import RepetitionTracker
@@ -26,6 +28,7 @@ from sidecar.policy.loader import bundled_policy_dir
 from sidecar.policy.reloader import PolicyReloader, ReloadOutcome
 from sidecar.policy.shadow import ShadowEvaluator
 from sidecar.secrets import SecretScanner
+from sidecar.service.context_service import ContextService
 from sidecar.service.policy_service import PolicyService, SlotStatus, StatusReport
 from sidecar.state.store import StateStore
 from sidecar.v1 import sidecar_pb2, sidecar_pb2_grpc
@@ -33,10 +36,12 @@ from sidecar.v1 import sidecar_pb2, sidecar_pb2_grpc
 log = logging.getLogger("sidecar.server")
 
 POLICY_SERVICE = sidecar_pb2.DESCRIPTOR.services_by_name["PolicyService"].full_name
+CONTEXT_SERVICE = sidecar_pb2.DESCRIPTOR.services_by_name["ContextService"].full_name
 OVERALL = ""  # the health service's name for the whole server
 # Health entry that reports the last reload: NOT_SERVING while a rejected policy
 # sits on disk (the last good one still serves, so the overall status stays SERVING).
 POLICY_RELOAD = "sidecar.policy"
+ALL_SERVICES = (OVERALL, POLICY_SERVICE, CONTEXT_SERVICE, POLICY_RELOAD)
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
@@ -64,6 +69,7 @@ class Sidecar:
     _metrics_http: WSGIServer | None = None
     _decision_log: DecisionLog | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    context: ContextManager | None = None
 
     async def start(self) -> None:
         settings = self.settings
@@ -89,14 +95,21 @@ class Sidecar:
                 ("grpc.so_reuseport", 0),
             ],
         )
+        engine = self.engine
+        self.context = ContextManager(
+            SqliteSessionStore(self._store, self.metrics),
+            lambda: engine.active.policy.context,
+            self.metrics,
+        )
         self._health = health.aio.HealthServicer()
-        await self._set_health(NOT_SERVING, OVERALL, POLICY_SERVICE, POLICY_RELOAD)
+        await self._set_health(NOT_SERVING, *ALL_SERVICES)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         sidecar_pb2_grpc.add_PolicyServiceServicer_to_server(
             PolicyService(self.engine, self._store, self.metrics, self.status), server
         )
+        sidecar_pb2_grpc.add_ContextServiceServicer_to_server(ContextService(self.context), server)
         reflection.enable_server_reflection(
-            (POLICY_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+            (POLICY_SERVICE, CONTEXT_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server
         )
         credentials = self._credentials()
         for address in settings.listen:
@@ -125,7 +138,7 @@ class Sidecar:
             for reloader in (self.reloader, self.shadow_reloader):
                 if reloader is not None:
                     self._spawn(reloader.watch(settings.policy_watch_seconds))
-        await self._set_health(SERVING, OVERALL, POLICY_SERVICE, POLICY_RELOAD)
+        await self._set_health(SERVING, *ALL_SERVICES)
         log.info(
             "serving on %s, policy revision %s, mode %s",
             ", ".join(self.addresses),
@@ -212,6 +225,8 @@ class Sidecar:
             self._server = None
         if self.shadow is not None:
             await self.shadow.drain()
+        if self.context is not None:
+            await self.context.close()
         if self.engine is not None and self.engine.ready:
             await self.engine.active.chain.aclose()
         if self._metrics_http is not None:

@@ -191,3 +191,38 @@ def test_nesting_beyond_the_limit_is_a_problem() -> None:
 
 def _quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
+
+
+def test_parsing_from_several_threads_at_once_is_safe() -> None:
+    """Policies compile in a worker thread while the event loop inspects calls."""
+    import threading
+
+    from sidecar.inspection.shell import DEFAULT_WRAPPERS, _run
+
+    errors: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        try:
+            for n in range(300):
+                _run(f"echo {seed} {n} && rm -rf /tmp/{n} | bash -c 'ls {n}'", DEFAULT_WRAPPERS)
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+
+
+def test_non_ascii_text_is_kept_and_cannot_crash_the_parser() -> None:
+    # This input crashed tree-sitter-bash 0.25 in about half of the runs.
+    crasher = "{\U000ea5f1\U00049d33\U000d4d09@ç\U000c77eeï\U0009dc59ç~X"
+    for _ in range(200):
+        analyse(crasher + " ")  # a fresh string each time defeats the cache
+        crasher += "x"
+    command = find('echo "héllo wörld" > /tmp/ünï && rm -rf "/dóc"', "echo")
+    assert command.args == ("héllo wörld",)
+    assert command.redirects[0].target == "/tmp/ünï"
+    assert find('rm -rf "/dóc"', "rm").positionals == ("/dóc",)

@@ -14,11 +14,13 @@ from __future__ import annotations
 import codecs
 import functools
 import itertools
+import re
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import tree_sitter_bash
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node, Parser, Tree
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
 MAX_NESTING = 6
@@ -117,9 +119,20 @@ class _Walk:
     recursive_functions: list[str] = field(default_factory=list)
 
 
-@functools.cache
+_LANGUAGE = Language(tree_sitter_bash.language())
+_PARSERS = threading.local()
+_SOURCE = threading.local()  # the script whose tree is being walked, in this thread
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
 def _parser() -> Parser:
-    return Parser(Language(tree_sitter_bash.language()))
+    """One parser per thread: a tree-sitter Parser is not thread-safe, and policies
+    compile (parsing rule examples) in a worker thread while calls are inspected."""
+    parser: Parser | None = getattr(_PARSERS, "parser", None)
+    if parser is None:
+        parser = Parser(_LANGUAGE)
+        _PARSERS.parser = parser
+    return parser
 
 
 def analyse(script: str, wrappers: Mapping[str, WrapperSpec] = DEFAULT_WRAPPERS) -> ShellAnalysis:
@@ -151,7 +164,22 @@ def _walk_script(
     if depth > MAX_NESTING:
         walk.problems.append("shell code nested too deeply to analyse")
         return
-    tree = _parser().parse(script.encode("utf-8", "surrogatepass"))
+    # tree-sitter-bash 0.25 can crash the process on some non-ASCII input (seen with
+    # astral-plane characters). Shell syntax is ASCII, so parse a stand-in where every
+    # other character is one ASCII letter, and read all text from the original.
+    stand_in = script if script.isascii() else _NON_ASCII.sub("a", script)
+    tree = _parser().parse(stand_in.encode("ascii"))
+    outer = getattr(_SOURCE, "text", "")
+    _SOURCE.text = script
+    try:
+        _walk_tree(walk, tree, depth, via, input_from)
+    finally:
+        _SOURCE.text = outer
+
+
+def _walk_tree(
+    walk: _Walk, tree: Tree, depth: int, via: str, input_from: SimpleCommand | None
+) -> None:
     if tree.root_node.has_error:
         walk.parse_error = True
     previous_stage: dict[int, int] = {}  # pipeline stage id -> the stage feeding it
@@ -632,7 +660,9 @@ def _quick(command: Node) -> SimpleCommand | None:
 
 
 def _text(node: Node) -> str:
-    return (node.text or b"").decode("utf-8", "replace")
+    # Offsets index the ASCII stand-in, which has one byte per original character.
+    source: str = _SOURCE.text
+    return source[node.start_byte : node.end_byte]
 
 
 _KNOWN_VARIABLES = {"HOME": "~", "USER": "$USER"}

@@ -141,6 +141,43 @@ class Metrics:
             ["revision"],
             registry=r,
         )
+        self.compactions = Counter(
+            "sidecar_compactions",
+            "Context compactions.",
+            ["trigger", "result"],
+            registry=r,
+        )
+        self.tool_pair_summaries = Counter(
+            "sidecar_tool_pair_summaries",
+            "Background tool-pair summaries: applied, stale (history changed), failed.",
+            ["result"],
+            registry=r,
+        )
+        self.summarizer_seconds = Histogram(
+            "sidecar_summarizer_duration_seconds",
+            "Time to write one summary (model or fallback).",
+            ["summarizer"],
+            buckets=RPC_BUCKETS,
+            registry=r,
+        )
+        self.summarizer_failures = Counter(
+            "sidecar_summarizer_failures",
+            "Model summaries that failed (the deterministic fallback was used).",
+            registry=r,
+        )
+        self.projected_tokens = Histogram(
+            "sidecar_projected_tokens",
+            "Tokens of the agent-visible view returned by Project.",
+            buckets=(1_000, 4_000, 16_000, 32_000, 64_000, 128_000, 200_000, 500_000, 1_000_000),
+            registry=r,
+        )
+        self.store_seconds = Histogram(
+            "sidecar_store_operation_duration_seconds",
+            "Time of one session-store operation.",
+            ["op"],
+            buckets=INSPECTOR_BUCKETS,
+            registry=r,
+        )
         self.build_info = Info("sidecar_build", "Build information.", registry=r)
         self.build_info.info({"version": __version__})
 

@@ -266,6 +266,55 @@ class AdversaryPolicy(Strict):
     retries: int = Field(default=1, ge=0, le=5)
 
 
+class KindVisibility(Strict):
+    user_visible: bool
+    agent_visible: bool
+
+
+class SummarizerPolicy(Strict):
+    """A model for summaries; without one, a deterministic summary is used."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    api_key_file: Path | None = None
+    timeout_ms: float = Field(default=20_000, gt=0, le=300_000)
+    retries: int = Field(default=2, ge=0, le=5)
+
+
+class ContextPolicy(Strict):
+    compaction_threshold: float = Field(
+        default=0.8, gt=0, lt=1, description="Compact when tokens / context limit exceeds this."
+    )
+    max_recovery_compactions: int = Field(
+        default=2,
+        ge=1,
+        le=10,
+        description="context_exceeded compactions in a row before giving up.",
+    )
+    default_context_limit: int = Field(
+        default=0, ge=0, description="Used when neither the request nor usage gives one; 0: none."
+    )
+    tool_pair_batch: int = Field(default=10, ge=1, le=100)
+    tool_pair_cutoff_ratio: float = Field(
+        default=0.2,
+        gt=0,
+        le=1,
+        description="Summarise old tool results once they hold this share of the context limit.",
+    )
+    tool_pair_keep_recent: int = Field(
+        default=4, ge=0, description="The most recent groups of calls are never summarised."
+    )
+    tool_pair_min_tokens: int = Field(
+        default=200, ge=0, description="Smaller tool results are not worth summarising."
+    )
+    kinds: dict[
+        Literal["ordinary", "reminder", "summary", "continuation", "receipt", "refusal"],
+        KindVisibility,
+    ] = Field(default={}, description="Visibility for messages that set no flags, per kind.")
+    summarizer: SummarizerPolicy = SummarizerPolicy()
+
+
 class Limits(Strict):
     max_tool_calls: int = Field(default=50, ge=1, le=10_000)
     max_arguments_bytes: int = Field(default=1 << 20, ge=1024)
@@ -283,6 +332,7 @@ class Policy(Strict):
     egress: EgressPolicy = EgressPolicy()
     repetition: RepetitionPolicy = RepetitionPolicy()
     adversary: AdversaryPolicy = AdversaryPolicy()
+    context: ContextPolicy = ContextPolicy()
     limits: Limits = Limits()
 
     @field_validator("order")

@@ -6,6 +6,8 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from sidecar.inspection.verdict import Verdict
@@ -37,6 +39,37 @@ MIGRATIONS: tuple[str, ...] = (
         answer TEXT NOT NULL,
         decision_id TEXT NOT NULL,
         answered_at REAL NOT NULL
+    );
+    """,
+    """
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        provider_managed INTEGER NOT NULL DEFAULT 0,
+        context_limit INTEGER NOT NULL DEFAULT 0,
+        version INTEGER NOT NULL DEFAULT 0,
+        usage_tokens INTEGER NOT NULL DEFAULT 0,
+        usage_seq INTEGER NOT NULL DEFAULT 0,
+        calibration REAL NOT NULL DEFAULT 1.0,
+        recoveries INTEGER NOT NULL DEFAULT 0,
+        next_seq INTEGER NOT NULL DEFAULT 1,
+        created_at REAL NOT NULL
+    );
+    CREATE TABLE messages (
+        session_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        id TEXT NOT NULL,
+        role TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        response_id TEXT NOT NULL,
+        created_at_ms INTEGER NOT NULL,
+        user_visible INTEGER NOT NULL,
+        agent_visible INTEGER NOT NULL,
+        position REAL NOT NULL,
+        tokens INTEGER NOT NULL,
+        replaces TEXT NOT NULL,
+        parts TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq),
+        UNIQUE (session_id, id)
     );
     """,
 )
@@ -142,6 +175,23 @@ class StateStore:
         self._cache.move_to_end(key)
         while len(self._cache) > self._cache_entries:
             self._cache.popitem(last=False)
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (BEGIN IMMEDIATE): all of it lands, or none."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            yield self._db
 
     def close(self) -> None:
         with self._lock:

@@ -24,21 +24,31 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18sidecar/v1/sidecar.proto\x12\nsidecar.v1\"\x85\x01\n\x0fToolAnnotations\x12\x1b\n\x0eread_only_hint\x18\x01 \x01(\x08H\x00\x88\x01\x01\x12\x1d\n\x10\x64\x65structive_hint\x18\x02 \x01(\x08H\x01\x88\x01\x01\x12\x0e\n\x06server\x18\x03 \x01(\tB\x11\n\x0f_read_only_hintB\x13\n\x11_destructive_hint\"n\n\x08ToolCall\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x16\n\x0e\x61rguments_json\x18\x03 \x01(\t\x12\x30\n\x0b\x61nnotations\x18\x04 \x01(\x0b\x32\x1b.sidecar.v1.ToolAnnotations\"\xa4\x01\n\x0eInspectRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12(\n\ntool_calls\x18\x02 \x03(\x0b\x32\x14.sidecar.v1.ToolCall\x12(\n\x04mode\x18\x03 \x01(\x0e\x32\x1a.sidecar.v1.PermissionMode\x12\x0c\n\x04task\x18\x04 \x01(\t\x12\x1c\n\x14recent_user_messages\x18\x05 \x03(\t\"\x98\x01\n\x07\x46inding\x12\x11\n\tinspector\x18\x01 \x01(\t\x12\x0f\n\x07rule_id\x18\x02 \x01(\t\x12$\n\x07verdict\x18\x03 \x01(\x0e\x32\x13.sidecar.v1.Verdict\x12\x1e\n\x04risk\x18\x04 \x01(\x0e\x32\x10.sidecar.v1.Risk\x12\x12\n\nconfidence\x18\x05 \x01(\x01\x12\x0f\n\x07message\x18\x06 \x01(\t\"\x99\x01\n\x0bToolVerdict\x12\x14\n\x0ctool_call_id\x18\x01 \x01(\t\x12$\n\x07verdict\x18\x02 \x01(\x0e\x32\x13.sidecar.v1.Verdict\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x17\n\x0f\x61pproval_prompt\x18\x04 \x01(\t\x12%\n\x08\x66indings\x18\x05 \x03(\x0b\x32\x13.sidecar.v1.Finding\"\x94\x01\n\x0fInspectResponse\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\t\x12)\n\x08verdicts\x18\x02 \x03(\x0b\x32\x17.sidecar.v1.ToolVerdict\x12\x17\n\x0fpolicy_revision\x18\x03 \x01(\t\x12(\n\x04mode\x18\x04 \x01(\x0e\x32\x1a.sidecar.v1.PermissionMode\"\x8d\x01\n\x15RecordDecisionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x11\n\ttool_name\x18\x02 \x01(\t\x12\"\n\x06\x61nswer\x18\x03 \x01(\x0e\x32\x12.sidecar.v1.Answer\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x04 \x01(\t\x12\x14\n\x0ctool_call_id\x18\x05 \x01(\t\"+\n\x16RecordDecisionResponse\x12\x11\n\tpersisted\x18\x01 \x01(\x08\"\x12\n\x10GetStatusRequest\"I\n\x0cPolicyStatus\x12\x10\n\x08revision\x18\x01 \x01(\t\x12\x0f\n\x07sources\x18\x02 \x03(\t\x12\x16\n\x0eloaded_at_unix\x18\x03 \x01(\x01\"D\n\x0cReloadStatus\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\r\n\x05\x65rror\x18\x02 \x01(\t\x12\x19\n\x11\x61ttempted_at_unix\x18\x03 \x01(\x01\"\xdd\x01\n\x11GetStatusResponse\x12(\n\x06\x61\x63tive\x18\x01 \x01(\x0b\x32\x18.sidecar.v1.PolicyStatus\x12-\n\x0blast_reload\x18\x02 \x01(\x0b\x32\x18.sidecar.v1.ReloadStatus\x12(\n\x06shadow\x18\x03 \x01(\x0b\x32\x18.sidecar.v1.PolicyStatus\x12\x34\n\x12last_shadow_reload\x18\x04 \x01(\x0b\x32\x18.sidecar.v1.ReloadStatus\x12\x0f\n\x07version\x18\x05 \x01(\t*e\n\x07Verdict\x12\x17\n\x13VERDICT_UNSPECIFIED\x10\x00\x12\x11\n\rVERDICT_ALLOW\x10\x01\x12\x10\n\x0cVERDICT_DENY\x10\x02\x12\x1c\n\x18VERDICT_REQUIRE_APPROVAL\x10\x03*]\n\x04Risk\x12\x14\n\x10RISK_UNSPECIFIED\x10\x00\x12\x0c\n\x08RISK_LOW\x10\x01\x12\x0f\n\x0bRISK_MEDIUM\x10\x02\x12\r\n\tRISK_HIGH\x10\x03\x12\x11\n\rRISK_CRITICAL\x10\x04*\xa5\x01\n\x0ePermissionMode\x12\x1f\n\x1bPERMISSION_MODE_UNSPECIFIED\x10\x00\x12\x18\n\x14PERMISSION_MODE_AUTO\x10\x01\x12!\n\x1dPERMISSION_MODE_SMART_APPROVE\x10\x02\x12\x1b\n\x17PERMISSION_MODE_APPROVE\x10\x03\x12\x18\n\x14PERMISSION_MODE_CHAT\x10\x04*~\n\x06\x41nswer\x12\x16\n\x12\x41NSWER_UNSPECIFIED\x10\x00\x12\x15\n\x11\x41NSWER_ALLOW_ONCE\x10\x01\x12\x17\n\x13\x41NSWER_ALWAYS_ALLOW\x10\x02\x12\x14\n\x10\x41NSWER_DENY_ONCE\x10\x03\x12\x16\n\x12\x41NSWER_ALWAYS_DENY\x10\x04\x32\xf6\x01\n\rPolicyService\x12\x42\n\x07Inspect\x12\x1a.sidecar.v1.InspectRequest\x1a\x1b.sidecar.v1.InspectResponse\x12W\n\x0eRecordDecision\x12!.sidecar.v1.RecordDecisionRequest\x1a\".sidecar.v1.RecordDecisionResponse\x12H\n\tGetStatus\x12\x1c.sidecar.v1.GetStatusRequest\x1a\x1d.sidecar.v1.GetStatusResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18sidecar/v1/sidecar.proto\x12\nsidecar.v1\"\x85\x01\n\x0fToolAnnotations\x12\x1b\n\x0eread_only_hint\x18\x01 \x01(\x08H\x00\x88\x01\x01\x12\x1d\n\x10\x64\x65structive_hint\x18\x02 \x01(\x08H\x01\x88\x01\x01\x12\x0e\n\x06server\x18\x03 \x01(\tB\x11\n\x0f_read_only_hintB\x13\n\x11_destructive_hint\"n\n\x08ToolCall\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x16\n\x0e\x61rguments_json\x18\x03 \x01(\t\x12\x30\n\x0b\x61nnotations\x18\x04 \x01(\x0b\x32\x1b.sidecar.v1.ToolAnnotations\"\xa4\x01\n\x0eInspectRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12(\n\ntool_calls\x18\x02 \x03(\x0b\x32\x14.sidecar.v1.ToolCall\x12(\n\x04mode\x18\x03 \x01(\x0e\x32\x1a.sidecar.v1.PermissionMode\x12\x0c\n\x04task\x18\x04 \x01(\t\x12\x1c\n\x14recent_user_messages\x18\x05 \x03(\t\"\x98\x01\n\x07\x46inding\x12\x11\n\tinspector\x18\x01 \x01(\t\x12\x0f\n\x07rule_id\x18\x02 \x01(\t\x12$\n\x07verdict\x18\x03 \x01(\x0e\x32\x13.sidecar.v1.Verdict\x12\x1e\n\x04risk\x18\x04 \x01(\x0e\x32\x10.sidecar.v1.Risk\x12\x12\n\nconfidence\x18\x05 \x01(\x01\x12\x0f\n\x07message\x18\x06 \x01(\t\"\x99\x01\n\x0bToolVerdict\x12\x14\n\x0ctool_call_id\x18\x01 \x01(\t\x12$\n\x07verdict\x18\x02 \x01(\x0e\x32\x13.sidecar.v1.Verdict\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x17\n\x0f\x61pproval_prompt\x18\x04 \x01(\t\x12%\n\x08\x66indings\x18\x05 \x03(\x0b\x32\x13.sidecar.v1.Finding\"\x94\x01\n\x0fInspectResponse\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\t\x12)\n\x08verdicts\x18\x02 \x03(\x0b\x32\x17.sidecar.v1.ToolVerdict\x12\x17\n\x0fpolicy_revision\x18\x03 \x01(\t\x12(\n\x04mode\x18\x04 \x01(\x0e\x32\x1a.sidecar.v1.PermissionMode\"\x8d\x01\n\x15RecordDecisionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x11\n\ttool_name\x18\x02 \x01(\t\x12\"\n\x06\x61nswer\x18\x03 \x01(\x0e\x32\x12.sidecar.v1.Answer\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x04 \x01(\t\x12\x14\n\x0ctool_call_id\x18\x05 \x01(\t\"+\n\x16RecordDecisionResponse\x12\x11\n\tpersisted\x18\x01 \x01(\x08\"\x12\n\x10GetStatusRequest\"I\n\x0cPolicyStatus\x12\x10\n\x08revision\x18\x01 \x01(\t\x12\x0f\n\x07sources\x18\x02 \x03(\t\x12\x16\n\x0eloaded_at_unix\x18\x03 \x01(\x01\"D\n\x0cReloadStatus\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\r\n\x05\x65rror\x18\x02 \x01(\t\x12\x19\n\x11\x61ttempted_at_unix\x18\x03 \x01(\x01\"\xdd\x01\n\x11GetStatusResponse\x12(\n\x06\x61\x63tive\x18\x01 \x01(\x0b\x32\x18.sidecar.v1.PolicyStatus\x12-\n\x0blast_reload\x18\x02 \x01(\x0b\x32\x18.sidecar.v1.ReloadStatus\x12(\n\x06shadow\x18\x03 \x01(\x0b\x32\x18.sidecar.v1.PolicyStatus\x12\x34\n\x12last_shadow_reload\x18\x04 \x01(\x0b\x32\x18.sidecar.v1.ReloadStatus\x12\x0f\n\x07version\x18\x05 \x01(\t\"\x18\n\x08TextPart\x12\x0c\n\x04text\x18\x01 \x01(\t\"G\n\tMediaPart\x12\x11\n\tmime_type\x18\x01 \x01(\t\x12\r\n\x03url\x18\x02 \x01(\tH\x00\x12\x0e\n\x04\x64\x61ta\x18\x03 \x01(\x0cH\x00\x42\x08\n\x06source\";\n\x0cToolCallPart\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\targuments\x18\x03 \x01(\t\"I\n\x0eToolResultPart\x12\x14\n\x0ctool_call_id\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\x10\n\x08is_error\x18\x03 \x01(\x08\"U\n\rReasoningPart\x12\x10\n\x08provider\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x11\n\tsignature\x18\x03 \x01(\x0c\x12\x11\n\tencrypted\x18\x04 \x01(\x0c\"\xee\x01\n\x04Part\x12$\n\x04text\x18\x01 \x01(\x0b\x32\x14.sidecar.v1.TextPartH\x00\x12&\n\x05media\x18\x02 \x01(\x0b\x32\x15.sidecar.v1.MediaPartH\x00\x12-\n\ttool_call\x18\x03 \x01(\x0b\x32\x18.sidecar.v1.ToolCallPartH\x00\x12\x31\n\x0btool_result\x18\x04 \x01(\x0b\x32\x1a.sidecar.v1.ToolResultPartH\x00\x12.\n\treasoning\x18\x05 \x01(\x0b\x32\x19.sidecar.v1.ReasoningPartH\x00\x42\x06\n\x04part\"\x88\x02\n\x07Message\x12\n\n\x02id\x18\x01 \x01(\t\x12\x1e\n\x04role\x18\x02 \x01(\x0e\x32\x10.sidecar.v1.Role\x12\x1f\n\x05parts\x18\x03 \x03(\x0b\x32\x10.sidecar.v1.Part\x12\x13\n\x0bresponse_id\x18\x04 \x01(\t\x12\x1a\n\x12\x63reated_at_unix_ms\x18\x05 \x01(\x03\x12%\n\x04kind\x18\x06 \x01(\x0e\x32\x17.sidecar.v1.MessageKind\x12\x19\n\x0cuser_visible\x18\x07 \x01(\x08H\x00\x88\x01\x01\x12\x1a\n\ragent_visible\x18\x08 \x01(\x08H\x01\x88\x01\x01\x42\x0f\n\r_user_visibleB\x10\n\x0e_agent_visible\"\x85\x01\n\x05Usage\x12\x14\n\x0cinput_tokens\x18\x01 \x01(\x03\x12\x19\n\x11\x63\x61\x63he_read_tokens\x18\x02 \x01(\x03\x12\x1d\n\x15\x63\x61\x63he_creation_tokens\x18\x03 \x01(\x03\x12\x15\n\routput_tokens\x18\x04 \x01(\x03\x12\x15\n\rcontext_limit\x18\x05 \x01(\x03\"*\n\x0eSessionOptions\x12\x18\n\x10provider_managed\x18\x01 \x01(\x08\"\x99\x01\n\rAppendRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12%\n\x08messages\x18\x02 \x03(\x0b\x32\x13.sidecar.v1.Message\x12 \n\x05usage\x18\x03 \x01(\x0b\x32\x11.sidecar.v1.Usage\x12+\n\x07options\x18\x04 \x01(\x0b\x32\x1a.sidecar.v1.SessionOptions\"\'\n\x0e\x41ppendResponse\x12\x15\n\rmessage_count\x18\x01 \x01(\x03\"\xdc\x01\n\x0eProjectRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12%\n\x08messages\x18\x02 \x03(\x0b\x32\x13.sidecar.v1.Message\x12 \n\x05usage\x18\x03 \x01(\x0b\x32\x11.sidecar.v1.Usage\x12\x15\n\rcontext_limit\x18\x04 \x01(\x03\x12)\n\x06reason\x18\x05 \x01(\x0e\x32\x19.sidecar.v1.ProjectReason\x12+\n\x07options\x18\x06 \x01(\x0b\x32\x1a.sidecar.v1.SessionOptions\"Y\n\x0fTokenAccounting\x12\x0e\n\x06tokens\x18\x01 \x01(\x03\x12\r\n\x05limit\x18\x02 \x01(\x03\x12\'\n\x06source\x18\x03 \x01(\x0e\x32\x17.sidecar.v1.TokenSource\"\xb9\x01\n\x10\x43ompactionReport\x12\x11\n\tcompacted\x18\x01 \x01(\x08\x12.\n\x07trigger\x18\x02 \x01(\x0e\x32\x1d.sidecar.v1.CompactionTrigger\x12\x17\n\x0fmessages_hidden\x18\x03 \x01(\x05\x12\x1c\n\x14inserted_message_ids\x18\x04 \x03(\t\x12\x15\n\rtokens_before\x18\x05 \x01(\x03\x12\x14\n\x0ctokens_after\x18\x06 \x01(\x03\"\x97\x01\n\x0fProjectResponse\x12%\n\x08messages\x18\x01 \x03(\x0b\x32\x13.sidecar.v1.Message\x12+\n\x06tokens\x18\x02 \x01(\x0b\x32\x1b.sidecar.v1.TokenAccounting\x12\x30\n\ncompaction\x18\x03 \x01(\x0b\x32\x1c.sidecar.v1.CompactionReport\"K\n\x0eHistoryRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"Q\n\x0fHistoryResponse\x12%\n\x08messages\x18\x01 \x03(\x0b\x32\x13.sidecar.v1.Message\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t*e\n\x07Verdict\x12\x17\n\x13VERDICT_UNSPECIFIED\x10\x00\x12\x11\n\rVERDICT_ALLOW\x10\x01\x12\x10\n\x0cVERDICT_DENY\x10\x02\x12\x1c\n\x18VERDICT_REQUIRE_APPROVAL\x10\x03*]\n\x04Risk\x12\x14\n\x10RISK_UNSPECIFIED\x10\x00\x12\x0c\n\x08RISK_LOW\x10\x01\x12\x0f\n\x0bRISK_MEDIUM\x10\x02\x12\r\n\tRISK_HIGH\x10\x03\x12\x11\n\rRISK_CRITICAL\x10\x04*\xa5\x01\n\x0ePermissionMode\x12\x1f\n\x1bPERMISSION_MODE_UNSPECIFIED\x10\x00\x12\x18\n\x14PERMISSION_MODE_AUTO\x10\x01\x12!\n\x1dPERMISSION_MODE_SMART_APPROVE\x10\x02\x12\x1b\n\x17PERMISSION_MODE_APPROVE\x10\x03\x12\x18\n\x14PERMISSION_MODE_CHAT\x10\x04*~\n\x06\x41nswer\x12\x16\n\x12\x41NSWER_UNSPECIFIED\x10\x00\x12\x15\n\x11\x41NSWER_ALLOW_ONCE\x10\x01\x12\x17\n\x13\x41NSWER_ALWAYS_ALLOW\x10\x02\x12\x14\n\x10\x41NSWER_DENY_ONCE\x10\x03\x12\x16\n\x12\x41NSWER_ALWAYS_DENY\x10\x04*s\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n\x0bROLE_SYSTEM\x10\x01\x12\x12\n\x0eROLE_DEVELOPER\x10\x02\x12\r\n\tROLE_USER\x10\x03\x12\x12\n\x0eROLE_ASSISTANT\x10\x04\x12\r\n\tROLE_TOOL\x10\x05*\xce\x01\n\x0bMessageKind\x12\x1c\n\x18MESSAGE_KIND_UNSPECIFIED\x10\x00\x12\x19\n\x15MESSAGE_KIND_ORDINARY\x10\x01\x12\x19\n\x15MESSAGE_KIND_REMINDER\x10\x02\x12\x18\n\x14MESSAGE_KIND_SUMMARY\x10\x03\x12\x1d\n\x19MESSAGE_KIND_CONTINUATION\x10\x04\x12\x18\n\x14MESSAGE_KIND_RECEIPT\x10\x05\x12\x18\n\x14MESSAGE_KIND_REFUSAL\x10\x06*o\n\rProjectReason\x12\x1e\n\x1aPROJECT_REASON_UNSPECIFIED\x10\x00\x12\x19\n\x15PROJECT_REASON_NORMAL\x10\x01\x12#\n\x1fPROJECT_REASON_CONTEXT_EXCEEDED\x10\x02*a\n\x0bTokenSource\x12\x1c\n\x18TOKEN_SOURCE_UNSPECIFIED\x10\x00\x12\x19\n\x15TOKEN_SOURCE_PROVIDER\x10\x01\x12\x19\n\x15TOKEN_SOURCE_ESTIMATE\x10\x02*\x82\x01\n\x11\x43ompactionTrigger\x12\"\n\x1e\x43OMPACTION_TRIGGER_UNSPECIFIED\x10\x00\x12 \n\x1c\x43OMPACTION_TRIGGER_THRESHOLD\x10\x01\x12\'\n#COMPACTION_TRIGGER_CONTEXT_EXCEEDED\x10\x02\x32\xf6\x01\n\rPolicyService\x12\x42\n\x07Inspect\x12\x1a.sidecar.v1.InspectRequest\x1a\x1b.sidecar.v1.InspectResponse\x12W\n\x0eRecordDecision\x12!.sidecar.v1.RecordDecisionRequest\x1a\".sidecar.v1.RecordDecisionResponse\x12H\n\tGetStatus\x12\x1c.sidecar.v1.GetStatusRequest\x1a\x1d.sidecar.v1.GetStatusResponse2\xd9\x01\n\x0e\x43ontextService\x12?\n\x06\x41ppend\x12\x19.sidecar.v1.AppendRequest\x1a\x1a.sidecar.v1.AppendResponse\x12\x42\n\x07Project\x12\x1a.sidecar.v1.ProjectRequest\x1a\x1b.sidecar.v1.ProjectResponse\x12\x42\n\x07History\x12\x1a.sidecar.v1.HistoryRequest\x1a\x1b.sidecar.v1.HistoryResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sidecar.v1.sidecar_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_VERDICT']._serialized_start=1495
-  _globals['_VERDICT']._serialized_end=1596
-  _globals['_RISK']._serialized_start=1598
-  _globals['_RISK']._serialized_end=1691
-  _globals['_PERMISSIONMODE']._serialized_start=1694
-  _globals['_PERMISSIONMODE']._serialized_end=1859
-  _globals['_ANSWER']._serialized_start=1861
-  _globals['_ANSWER']._serialized_end=1987
+  _globals['_VERDICT']._serialized_start=3518
+  _globals['_VERDICT']._serialized_end=3619
+  _globals['_RISK']._serialized_start=3621
+  _globals['_RISK']._serialized_end=3714
+  _globals['_PERMISSIONMODE']._serialized_start=3717
+  _globals['_PERMISSIONMODE']._serialized_end=3882
+  _globals['_ANSWER']._serialized_start=3884
+  _globals['_ANSWER']._serialized_end=4010
+  _globals['_ROLE']._serialized_start=4012
+  _globals['_ROLE']._serialized_end=4127
+  _globals['_MESSAGEKIND']._serialized_start=4130
+  _globals['_MESSAGEKIND']._serialized_end=4336
+  _globals['_PROJECTREASON']._serialized_start=4338
+  _globals['_PROJECTREASON']._serialized_end=4449
+  _globals['_TOKENSOURCE']._serialized_start=4451
+  _globals['_TOKENSOURCE']._serialized_end=4548
+  _globals['_COMPACTIONTRIGGER']._serialized_start=4551
+  _globals['_COMPACTIONTRIGGER']._serialized_end=4681
   _globals['_TOOLANNOTATIONS']._serialized_start=41
   _globals['_TOOLANNOTATIONS']._serialized_end=174
   _globals['_TOOLCALL']._serialized_start=176
@@ -63,6 +73,42 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_RELOADSTATUS']._serialized_end=1269
   _globals['_GETSTATUSRESPONSE']._serialized_start=1272
   _globals['_GETSTATUSRESPONSE']._serialized_end=1493
-  _globals['_POLICYSERVICE']._serialized_start=1990
-  _globals['_POLICYSERVICE']._serialized_end=2236
+  _globals['_TEXTPART']._serialized_start=1495
+  _globals['_TEXTPART']._serialized_end=1519
+  _globals['_MEDIAPART']._serialized_start=1521
+  _globals['_MEDIAPART']._serialized_end=1592
+  _globals['_TOOLCALLPART']._serialized_start=1594
+  _globals['_TOOLCALLPART']._serialized_end=1653
+  _globals['_TOOLRESULTPART']._serialized_start=1655
+  _globals['_TOOLRESULTPART']._serialized_end=1728
+  _globals['_REASONINGPART']._serialized_start=1730
+  _globals['_REASONINGPART']._serialized_end=1815
+  _globals['_PART']._serialized_start=1818
+  _globals['_PART']._serialized_end=2056
+  _globals['_MESSAGE']._serialized_start=2059
+  _globals['_MESSAGE']._serialized_end=2323
+  _globals['_USAGE']._serialized_start=2326
+  _globals['_USAGE']._serialized_end=2459
+  _globals['_SESSIONOPTIONS']._serialized_start=2461
+  _globals['_SESSIONOPTIONS']._serialized_end=2503
+  _globals['_APPENDREQUEST']._serialized_start=2506
+  _globals['_APPENDREQUEST']._serialized_end=2659
+  _globals['_APPENDRESPONSE']._serialized_start=2661
+  _globals['_APPENDRESPONSE']._serialized_end=2700
+  _globals['_PROJECTREQUEST']._serialized_start=2703
+  _globals['_PROJECTREQUEST']._serialized_end=2923
+  _globals['_TOKENACCOUNTING']._serialized_start=2925
+  _globals['_TOKENACCOUNTING']._serialized_end=3014
+  _globals['_COMPACTIONREPORT']._serialized_start=3017
+  _globals['_COMPACTIONREPORT']._serialized_end=3202
+  _globals['_PROJECTRESPONSE']._serialized_start=3205
+  _globals['_PROJECTRESPONSE']._serialized_end=3356
+  _globals['_HISTORYREQUEST']._serialized_start=3358
+  _globals['_HISTORYREQUEST']._serialized_end=3433
+  _globals['_HISTORYRESPONSE']._serialized_start=3435
+  _globals['_HISTORYRESPONSE']._serialized_end=3516
+  _globals['_POLICYSERVICE']._serialized_start=4684
+  _globals['_POLICYSERVICE']._serialized_end=4930
+  _globals['_CONTEXTSERVICE']._serialized_start=4933
+  _globals['_CONTEXTSERVICE']._serialized_end=5150
 # @@protoc_insertion_point(module_scope)

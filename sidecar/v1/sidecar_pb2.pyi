@@ -122,6 +122,124 @@ ANSWER_DENY_ONCE: Answer.ValueType  # 3
 ANSWER_ALWAYS_DENY: Answer.ValueType  # 4
 Global___Answer: _TypeAlias = Answer  # noqa: Y015
 
+class _Role:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RoleEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Role.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ROLE_UNSPECIFIED: _Role.ValueType  # 0
+    ROLE_SYSTEM: _Role.ValueType  # 1
+    ROLE_DEVELOPER: _Role.ValueType  # 2
+    ROLE_USER: _Role.ValueType  # 3
+    ROLE_ASSISTANT: _Role.ValueType  # 4
+    ROLE_TOOL: _Role.ValueType  # 5
+
+class Role(_Role, metaclass=_RoleEnumTypeWrapper): ...
+
+ROLE_UNSPECIFIED: Role.ValueType  # 0
+ROLE_SYSTEM: Role.ValueType  # 1
+ROLE_DEVELOPER: Role.ValueType  # 2
+ROLE_USER: Role.ValueType  # 3
+ROLE_ASSISTANT: Role.ValueType  # 4
+ROLE_TOOL: Role.ValueType  # 5
+Global___Role: _TypeAlias = Role  # noqa: Y015
+
+class _MessageKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _MessageKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MessageKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    MESSAGE_KIND_UNSPECIFIED: _MessageKind.ValueType  # 0
+    """Treated as MESSAGE_KIND_ORDINARY."""
+    MESSAGE_KIND_ORDINARY: _MessageKind.ValueType  # 1
+    MESSAGE_KIND_REMINDER: _MessageKind.ValueType  # 2
+    """A system reminder or nudge for the model (agent-only by default)."""
+    MESSAGE_KIND_SUMMARY: _MessageKind.ValueType  # 3
+    """A summary written by compaction (agent-only)."""
+    MESSAGE_KIND_CONTINUATION: _MessageKind.ValueType  # 4
+    """The note that tells the model to continue after compaction (agent-only)."""
+    MESSAGE_KIND_RECEIPT: _MessageKind.ValueType  # 5
+    """A receipt shown to the person, e.g. of a command they ran (user-only by default)."""
+    MESSAGE_KIND_REFUSAL: _MessageKind.ValueType  # 6
+    """Why a call was refused, for the model (agent-only by default)."""
+
+class MessageKind(_MessageKind, metaclass=_MessageKindEnumTypeWrapper):
+    """MessageKind says why a message exists; per-kind visibility defaults come from policy."""
+
+MESSAGE_KIND_UNSPECIFIED: MessageKind.ValueType  # 0
+"""Treated as MESSAGE_KIND_ORDINARY."""
+MESSAGE_KIND_ORDINARY: MessageKind.ValueType  # 1
+MESSAGE_KIND_REMINDER: MessageKind.ValueType  # 2
+"""A system reminder or nudge for the model (agent-only by default)."""
+MESSAGE_KIND_SUMMARY: MessageKind.ValueType  # 3
+"""A summary written by compaction (agent-only)."""
+MESSAGE_KIND_CONTINUATION: MessageKind.ValueType  # 4
+"""The note that tells the model to continue after compaction (agent-only)."""
+MESSAGE_KIND_RECEIPT: MessageKind.ValueType  # 5
+"""A receipt shown to the person, e.g. of a command they ran (user-only by default)."""
+MESSAGE_KIND_REFUSAL: MessageKind.ValueType  # 6
+"""Why a call was refused, for the model (agent-only by default)."""
+Global___MessageKind: _TypeAlias = MessageKind  # noqa: Y015
+
+class _ProjectReason:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ProjectReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ProjectReason.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    PROJECT_REASON_UNSPECIFIED: _ProjectReason.ValueType  # 0
+    PROJECT_REASON_NORMAL: _ProjectReason.ValueType  # 1
+    PROJECT_REASON_CONTEXT_EXCEEDED: _ProjectReason.ValueType  # 2
+    """The provider rejected the last call for exceeding the context window."""
+
+class ProjectReason(_ProjectReason, metaclass=_ProjectReasonEnumTypeWrapper): ...
+
+PROJECT_REASON_UNSPECIFIED: ProjectReason.ValueType  # 0
+PROJECT_REASON_NORMAL: ProjectReason.ValueType  # 1
+PROJECT_REASON_CONTEXT_EXCEEDED: ProjectReason.ValueType  # 2
+"""The provider rejected the last call for exceeding the context window."""
+Global___ProjectReason: _TypeAlias = ProjectReason  # noqa: Y015
+
+class _TokenSource:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _TokenSourceEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_TokenSource.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    TOKEN_SOURCE_UNSPECIFIED: _TokenSource.ValueType  # 0
+    TOKEN_SOURCE_PROVIDER: _TokenSource.ValueType  # 1
+    """The provider's last reported usage plus an estimate of what came after."""
+    TOKEN_SOURCE_ESTIMATE: _TokenSource.ValueType  # 2
+    """A local estimate, calibrated by earlier provider reports."""
+
+class TokenSource(_TokenSource, metaclass=_TokenSourceEnumTypeWrapper): ...
+
+TOKEN_SOURCE_UNSPECIFIED: TokenSource.ValueType  # 0
+TOKEN_SOURCE_PROVIDER: TokenSource.ValueType  # 1
+"""The provider's last reported usage plus an estimate of what came after."""
+TOKEN_SOURCE_ESTIMATE: TokenSource.ValueType  # 2
+"""A local estimate, calibrated by earlier provider reports."""
+Global___TokenSource: _TypeAlias = TokenSource  # noqa: Y015
+
+class _CompactionTrigger:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _CompactionTriggerEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_CompactionTrigger.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    COMPACTION_TRIGGER_UNSPECIFIED: _CompactionTrigger.ValueType  # 0
+    COMPACTION_TRIGGER_THRESHOLD: _CompactionTrigger.ValueType  # 1
+    COMPACTION_TRIGGER_CONTEXT_EXCEEDED: _CompactionTrigger.ValueType  # 2
+
+class CompactionTrigger(_CompactionTrigger, metaclass=_CompactionTriggerEnumTypeWrapper): ...
+
+COMPACTION_TRIGGER_UNSPECIFIED: CompactionTrigger.ValueType  # 0
+COMPACTION_TRIGGER_THRESHOLD: CompactionTrigger.ValueType  # 1
+COMPACTION_TRIGGER_CONTEXT_EXCEEDED: CompactionTrigger.ValueType  # 2
+Global___CompactionTrigger: _TypeAlias = CompactionTrigger  # noqa: Y015
+
 @_typing.final
 class ToolAnnotations(_message.Message):
     """ToolAnnotations are what the runtime knows about a tool (for example MCP
@@ -511,3 +629,514 @@ class GetStatusResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetStatusResponse: _TypeAlias = GetStatusResponse  # noqa: Y015
+
+@_typing.final
+class TextPart(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TEXT_FIELD_NUMBER: _builtins.int
+    text: _builtins.str
+    def __init__(
+        self,
+        *,
+        text: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TextPart: _TypeAlias = TextPart  # noqa: Y015
+
+@_typing.final
+class MediaPart(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MIME_TYPE_FIELD_NUMBER: _builtins.int
+    URL_FIELD_NUMBER: _builtins.int
+    DATA_FIELD_NUMBER: _builtins.int
+    mime_type: _builtins.str
+    url: _builtins.str
+    data: _builtins.bytes
+    def __init__(
+        self,
+        *,
+        mime_type: _builtins.str = ...,
+        url: _builtins.str = ...,
+        data: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "source", b"source", "url", b"url"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "mime_type", b"mime_type", "source", b"source", "url", b"url"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_source: _TypeAlias = _typing.Literal["url", "data"]  # noqa: Y015
+    _WhichOneofArgType_source: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_source) -> _WhichOneofReturnType_source | None: ...
+
+Global___MediaPart: _TypeAlias = MediaPart  # noqa: Y015
+
+@_typing.final
+class ToolCallPart(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    ARGUMENTS_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    name: _builtins.str
+    arguments: _builtins.str
+    """Kept byte for byte as the provider sent it; it may not even be valid JSON."""
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        name: _builtins.str = ...,
+        arguments: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments", b"arguments", "id", b"id", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ToolCallPart: _TypeAlias = ToolCallPart  # noqa: Y015
+
+@_typing.final
+class ToolResultPart(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOOL_CALL_ID_FIELD_NUMBER: _builtins.int
+    CONTENT_FIELD_NUMBER: _builtins.int
+    IS_ERROR_FIELD_NUMBER: _builtins.int
+    tool_call_id: _builtins.str
+    content: _builtins.str
+    is_error: _builtins.bool
+    def __init__(
+        self,
+        *,
+        tool_call_id: _builtins.str = ...,
+        content: _builtins.str = ...,
+        is_error: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "is_error", b"is_error", "tool_call_id", b"tool_call_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ToolResultPart: _TypeAlias = ToolResultPart  # noqa: Y015
+
+@_typing.final
+class ReasoningPart(_message.Message):
+    """ReasoningPart is opaque provider reasoning, replayed unchanged (signed
+    reasoning is rejected by Anthropic and Gemini when modified).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROVIDER_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    SIGNATURE_FIELD_NUMBER: _builtins.int
+    ENCRYPTED_FIELD_NUMBER: _builtins.int
+    provider: _builtins.str
+    """Which provider produced it, e.g. "anthropic", "gemini", "openai"."""
+    text: _builtins.str
+    signature: _builtins.bytes
+    encrypted: _builtins.bytes
+    def __init__(
+        self,
+        *,
+        provider: _builtins.str = ...,
+        text: _builtins.str = ...,
+        signature: _builtins.bytes = ...,
+        encrypted: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["encrypted", b"encrypted", "provider", b"provider", "signature", b"signature", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReasoningPart: _TypeAlias = ReasoningPart  # noqa: Y015
+
+@_typing.final
+class Part(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TEXT_FIELD_NUMBER: _builtins.int
+    MEDIA_FIELD_NUMBER: _builtins.int
+    TOOL_CALL_FIELD_NUMBER: _builtins.int
+    TOOL_RESULT_FIELD_NUMBER: _builtins.int
+    REASONING_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def text(self) -> Global___TextPart: ...
+    @_builtins.property
+    def media(self) -> Global___MediaPart: ...
+    @_builtins.property
+    def tool_call(self) -> Global___ToolCallPart: ...
+    @_builtins.property
+    def tool_result(self) -> Global___ToolResultPart: ...
+    @_builtins.property
+    def reasoning(self) -> Global___ReasoningPart: ...
+    def __init__(
+        self,
+        *,
+        text: Global___TextPart | None = ...,
+        media: Global___MediaPart | None = ...,
+        tool_call: Global___ToolCallPart | None = ...,
+        tool_result: Global___ToolResultPart | None = ...,
+        reasoning: Global___ReasoningPart | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["media", b"media", "part", b"part", "reasoning", b"reasoning", "text", b"text", "tool_call", b"tool_call", "tool_result", b"tool_result"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["media", b"media", "part", b"part", "reasoning", b"reasoning", "text", b"text", "tool_call", b"tool_call", "tool_result", b"tool_result"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_part: _TypeAlias = _typing.Literal["text", "media", "tool_call", "tool_result", "reasoning"]  # noqa: Y015
+    _WhichOneofArgType_part: _TypeAlias = _typing.Literal["part", b"part"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_part) -> _WhichOneofReturnType_part | None: ...
+
+Global___Part: _TypeAlias = Part  # noqa: Y015
+
+@_typing.final
+class Message(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    ROLE_FIELD_NUMBER: _builtins.int
+    PARTS_FIELD_NUMBER: _builtins.int
+    RESPONSE_ID_FIELD_NUMBER: _builtins.int
+    CREATED_AT_UNIX_MS_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    USER_VISIBLE_FIELD_NUMBER: _builtins.int
+    AGENT_VISIBLE_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """Unique within the session."""
+    role: Global___Role.ValueType
+    response_id: _builtins.str
+    """Groups the parallel tool calls of one model response."""
+    created_at_unix_ms: _builtins.int
+    """Milliseconds since the epoch; set by the sidecar when zero."""
+    kind: Global___MessageKind.ValueType
+    user_visible: _builtins.bool
+    """Unset means the kind's default (true for ordinary messages), on every client."""
+    agent_visible: _builtins.bool
+    @_builtins.property
+    def parts(self) -> _containers.RepeatedCompositeFieldContainer[Global___Part]: ...
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        role: Global___Role.ValueType = ...,
+        parts: _abc.Iterable[Global___Part] | None = ...,
+        response_id: _builtins.str = ...,
+        created_at_unix_ms: _builtins.int = ...,
+        kind: Global___MessageKind.ValueType = ...,
+        user_visible: _builtins.bool | None = ...,
+        agent_visible: _builtins.bool | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_agent_visible", b"_agent_visible", "_user_visible", b"_user_visible", "agent_visible", b"agent_visible", "user_visible", b"user_visible"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_agent_visible", b"_agent_visible", "_user_visible", b"_user_visible", "agent_visible", b"agent_visible", "created_at_unix_ms", b"created_at_unix_ms", "id", b"id", "kind", b"kind", "parts", b"parts", "response_id", b"response_id", "role", b"role", "user_visible", b"user_visible"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__agent_visible: _TypeAlias = _typing.Literal["agent_visible"]  # noqa: Y015
+    _WhichOneofArgType__agent_visible: _TypeAlias = _typing.Literal["_agent_visible", b"_agent_visible"]  # noqa: Y015
+    _WhichOneofReturnType__user_visible: _TypeAlias = _typing.Literal["user_visible"]  # noqa: Y015
+    _WhichOneofArgType__user_visible: _TypeAlias = _typing.Literal["_user_visible", b"_user_visible"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__agent_visible) -> _WhichOneofReturnType__agent_visible | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__user_visible) -> _WhichOneofReturnType__user_visible | None: ...
+
+Global___Message: _TypeAlias = Message  # noqa: Y015
+
+@_typing.final
+class Usage(_message.Message):
+    """Usage is what the provider reported for the last model call."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INPUT_TOKENS_FIELD_NUMBER: _builtins.int
+    CACHE_READ_TOKENS_FIELD_NUMBER: _builtins.int
+    CACHE_CREATION_TOKENS_FIELD_NUMBER: _builtins.int
+    OUTPUT_TOKENS_FIELD_NUMBER: _builtins.int
+    CONTEXT_LIMIT_FIELD_NUMBER: _builtins.int
+    input_tokens: _builtins.int
+    cache_read_tokens: _builtins.int
+    cache_creation_tokens: _builtins.int
+    output_tokens: _builtins.int
+    context_limit: _builtins.int
+    """The model's context window, in tokens."""
+    def __init__(
+        self,
+        *,
+        input_tokens: _builtins.int = ...,
+        cache_read_tokens: _builtins.int = ...,
+        cache_creation_tokens: _builtins.int = ...,
+        output_tokens: _builtins.int = ...,
+        context_limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_creation_tokens", b"cache_creation_tokens", "cache_read_tokens", b"cache_read_tokens", "context_limit", b"context_limit", "input_tokens", b"input_tokens", "output_tokens", b"output_tokens"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Usage: _TypeAlias = Usage  # noqa: Y015
+
+@_typing.final
+class SessionOptions(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROVIDER_MANAGED_FIELD_NUMBER: _builtins.int
+    provider_managed: _builtins.bool
+    """The provider manages the context (e.g. server-side conversation state): never compact."""
+    def __init__(
+        self,
+        *,
+        provider_managed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["provider_managed", b"provider_managed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SessionOptions: _TypeAlias = SessionOptions  # noqa: Y015
+
+@_typing.final
+class AppendRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    MESSAGES_FIELD_NUMBER: _builtins.int
+    USAGE_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    @_builtins.property
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[Global___Message]: ...
+    @_builtins.property
+    def usage(self) -> Global___Usage: ...
+    @_builtins.property
+    def options(self) -> Global___SessionOptions:
+        """Applied when the session is created by this call."""
+
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+        messages: _abc.Iterable[Global___Message] | None = ...,
+        usage: Global___Usage | None = ...,
+        options: Global___SessionOptions | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "usage", b"usage"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages", "options", b"options", "session_id", b"session_id", "usage", b"usage"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AppendRequest: _TypeAlias = AppendRequest  # noqa: Y015
+
+@_typing.final
+class AppendResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGE_COUNT_FIELD_NUMBER: _builtins.int
+    message_count: _builtins.int
+    """Messages stored in the session after this call."""
+    def __init__(
+        self,
+        *,
+        message_count: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["message_count", b"message_count"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AppendResponse: _TypeAlias = AppendResponse  # noqa: Y015
+
+@_typing.final
+class ProjectRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    MESSAGES_FIELD_NUMBER: _builtins.int
+    USAGE_FIELD_NUMBER: _builtins.int
+    CONTEXT_LIMIT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    context_limit: _builtins.int
+    """The model's context window; overrides the one in usage when set."""
+    reason: Global___ProjectReason.ValueType
+    @_builtins.property
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[Global___Message]:
+        """Appended before projecting, as with Append."""
+
+    @_builtins.property
+    def usage(self) -> Global___Usage: ...
+    @_builtins.property
+    def options(self) -> Global___SessionOptions: ...
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+        messages: _abc.Iterable[Global___Message] | None = ...,
+        usage: Global___Usage | None = ...,
+        context_limit: _builtins.int = ...,
+        reason: Global___ProjectReason.ValueType = ...,
+        options: Global___SessionOptions | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "usage", b"usage"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["context_limit", b"context_limit", "messages", b"messages", "options", b"options", "reason", b"reason", "session_id", b"session_id", "usage", b"usage"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ProjectRequest: _TypeAlias = ProjectRequest  # noqa: Y015
+
+@_typing.final
+class TokenAccounting(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKENS_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    SOURCE_FIELD_NUMBER: _builtins.int
+    tokens: _builtins.int
+    limit: _builtins.int
+    source: Global___TokenSource.ValueType
+    def __init__(
+        self,
+        *,
+        tokens: _builtins.int = ...,
+        limit: _builtins.int = ...,
+        source: Global___TokenSource.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit", "source", b"source", "tokens", b"tokens"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TokenAccounting: _TypeAlias = TokenAccounting  # noqa: Y015
+
+@_typing.final
+class CompactionReport(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPACTED_FIELD_NUMBER: _builtins.int
+    TRIGGER_FIELD_NUMBER: _builtins.int
+    MESSAGES_HIDDEN_FIELD_NUMBER: _builtins.int
+    INSERTED_MESSAGE_IDS_FIELD_NUMBER: _builtins.int
+    TOKENS_BEFORE_FIELD_NUMBER: _builtins.int
+    TOKENS_AFTER_FIELD_NUMBER: _builtins.int
+    compacted: _builtins.bool
+    trigger: Global___CompactionTrigger.ValueType
+    messages_hidden: _builtins.int
+    """Messages that became user-only."""
+    tokens_before: _builtins.int
+    tokens_after: _builtins.int
+    @_builtins.property
+    def inserted_message_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Summary and continuation messages inserted."""
+
+    def __init__(
+        self,
+        *,
+        compacted: _builtins.bool = ...,
+        trigger: Global___CompactionTrigger.ValueType = ...,
+        messages_hidden: _builtins.int = ...,
+        inserted_message_ids: _abc.Iterable[_builtins.str] | None = ...,
+        tokens_before: _builtins.int = ...,
+        tokens_after: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["compacted", b"compacted", "inserted_message_ids", b"inserted_message_ids", "messages_hidden", b"messages_hidden", "tokens_after", b"tokens_after", "tokens_before", b"tokens_before", "trigger", b"trigger"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompactionReport: _TypeAlias = CompactionReport  # noqa: Y015
+
+@_typing.final
+class ProjectResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGES_FIELD_NUMBER: _builtins.int
+    TOKENS_FIELD_NUMBER: _builtins.int
+    COMPACTION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[Global___Message]:
+        """Agent-visible messages, in order, ready to send to the model."""
+
+    @_builtins.property
+    def tokens(self) -> Global___TokenAccounting: ...
+    @_builtins.property
+    def compaction(self) -> Global___CompactionReport: ...
+    def __init__(
+        self,
+        *,
+        messages: _abc.Iterable[Global___Message] | None = ...,
+        tokens: Global___TokenAccounting | None = ...,
+        compaction: Global___CompactionReport | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["compaction", b"compaction", "tokens", b"tokens"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["compaction", b"compaction", "messages", b"messages", "tokens", b"tokens"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ProjectResponse: _TypeAlias = ProjectResponse  # noqa: Y015
+
+@_typing.final
+class HistoryRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    page_size: _builtins.int
+    """At most this many messages (default 100, at most 1000)."""
+    page_token: _builtins.str
+    """From a previous response's next_page_token; empty for the first page."""
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "session_id", b"session_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HistoryRequest: _TypeAlias = HistoryRequest  # noqa: Y015
+
+@_typing.final
+class HistoryResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Empty on the last page."""
+    @_builtins.property
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[Global___Message]: ...
+    def __init__(
+        self,
+        *,
+        messages: _abc.Iterable[Global___Message] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages", "next_page_token", b"next_page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HistoryResponse: _TypeAlias = HistoryResponse  # noqa: Y015

@@ -187,3 +187,170 @@ class PolicyService:
             timeout,
             metadata,
             _registered_method=True)
+
+
+class ContextServiceStub:
+    """ContextService keeps each session's full history (the persisted truth) and
+    returns the view the model should see, compacted to fit its context window.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.Append = channel.unary_unary(
+                '/sidecar.v1.ContextService/Append',
+                request_serializer=sidecar_dot_v1_dot_sidecar__pb2.AppendRequest.SerializeToString,
+                response_deserializer=sidecar_dot_v1_dot_sidecar__pb2.AppendResponse.FromString,
+                _registered_method=True)
+        self.Project = channel.unary_unary(
+                '/sidecar.v1.ContextService/Project',
+                request_serializer=sidecar_dot_v1_dot_sidecar__pb2.ProjectRequest.SerializeToString,
+                response_deserializer=sidecar_dot_v1_dot_sidecar__pb2.ProjectResponse.FromString,
+                _registered_method=True)
+        self.History = channel.unary_unary(
+                '/sidecar.v1.ContextService/History',
+                request_serializer=sidecar_dot_v1_dot_sidecar__pb2.HistoryRequest.SerializeToString,
+                response_deserializer=sidecar_dot_v1_dot_sidecar__pb2.HistoryResponse.FromString,
+                _registered_method=True)
+
+
+class ContextServiceServicer:
+    """ContextService keeps each session's full history (the persisted truth) and
+    returns the view the model should see, compacted to fit its context window.
+    """
+
+    def Append(self, request, context):
+        """Append stores messages (and the usage of the last model call).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Project(self, request, context):
+        """Project returns the agent-visible messages, compacting when needed.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def History(self, request, context):
+        """History returns the user-visible messages, a page at a time.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_ContextServiceServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'Append': grpc.unary_unary_rpc_method_handler(
+                    servicer.Append,
+                    request_deserializer=sidecar_dot_v1_dot_sidecar__pb2.AppendRequest.FromString,
+                    response_serializer=sidecar_dot_v1_dot_sidecar__pb2.AppendResponse.SerializeToString,
+            ),
+            'Project': grpc.unary_unary_rpc_method_handler(
+                    servicer.Project,
+                    request_deserializer=sidecar_dot_v1_dot_sidecar__pb2.ProjectRequest.FromString,
+                    response_serializer=sidecar_dot_v1_dot_sidecar__pb2.ProjectResponse.SerializeToString,
+            ),
+            'History': grpc.unary_unary_rpc_method_handler(
+                    servicer.History,
+                    request_deserializer=sidecar_dot_v1_dot_sidecar__pb2.HistoryRequest.FromString,
+                    response_serializer=sidecar_dot_v1_dot_sidecar__pb2.HistoryResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'sidecar.v1.ContextService', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('sidecar.v1.ContextService', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class ContextService:
+    """ContextService keeps each session's full history (the persisted truth) and
+    returns the view the model should see, compacted to fit its context window.
+    """
+
+    @staticmethod
+    def Append(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sidecar.v1.ContextService/Append',
+            sidecar_dot_v1_dot_sidecar__pb2.AppendRequest.SerializeToString,
+            sidecar_dot_v1_dot_sidecar__pb2.AppendResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Project(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sidecar.v1.ContextService/Project',
+            sidecar_dot_v1_dot_sidecar__pb2.ProjectRequest.SerializeToString,
+            sidecar_dot_v1_dot_sidecar__pb2.ProjectResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def History(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sidecar.v1.ContextService/History',
+            sidecar_dot_v1_dot_sidecar__pb2.HistoryRequest.SerializeToString,
+            sidecar_dot_v1_dot_sidecar__pb2.HistoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)

@@ -85,3 +85,64 @@ class PolicyServiceServicer(metaclass=_abc_1.ABCMeta):
         """GetStatus reports the policy being served and how the last reload went."""
 
 def add_PolicyServiceServicer_to_server(servicer: PolicyServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
+
+class ContextServiceStub:
+    """ContextService keeps each session's full history (the persisted truth) and
+    returns the view the model should see, compacted to fit its context window.
+    """
+
+    @_typing.overload
+    def __new__(cls, channel: _grpc.Channel) -> _Self: ...
+    @_typing.overload
+    def __new__(cls, channel: _aio.Channel) -> ContextServiceAsyncStub: ...
+    Append: _grpc.UnaryUnaryMultiCallable[_sidecar_pb2.AppendRequest, _sidecar_pb2.AppendResponse]
+    """Append stores messages (and the usage of the last model call)."""
+    Project: _grpc.UnaryUnaryMultiCallable[_sidecar_pb2.ProjectRequest, _sidecar_pb2.ProjectResponse]
+    """Project returns the agent-visible messages, compacting when needed."""
+    History: _grpc.UnaryUnaryMultiCallable[_sidecar_pb2.HistoryRequest, _sidecar_pb2.HistoryResponse]
+    """History returns the user-visible messages, a page at a time."""
+
+@_typing.type_check_only
+class ContextServiceAsyncStub(ContextServiceStub):
+    """ContextService keeps each session's full history (the persisted truth) and
+    returns the view the model should see, compacted to fit its context window.
+    """
+
+    def __init__(self, channel: _aio.Channel) -> None: ...
+    Append: _aio.UnaryUnaryMultiCallable[_sidecar_pb2.AppendRequest, _sidecar_pb2.AppendResponse]  # type: ignore[assignment]
+    """Append stores messages (and the usage of the last model call)."""
+    Project: _aio.UnaryUnaryMultiCallable[_sidecar_pb2.ProjectRequest, _sidecar_pb2.ProjectResponse]  # type: ignore[assignment]
+    """Project returns the agent-visible messages, compacting when needed."""
+    History: _aio.UnaryUnaryMultiCallable[_sidecar_pb2.HistoryRequest, _sidecar_pb2.HistoryResponse]  # type: ignore[assignment]
+    """History returns the user-visible messages, a page at a time."""
+
+class ContextServiceServicer(metaclass=_abc_1.ABCMeta):
+    """ContextService keeps each session's full history (the persisted truth) and
+    returns the view the model should see, compacted to fit its context window.
+    """
+
+    @_abc_1.abstractmethod
+    def Append(
+        self,
+        request: _sidecar_pb2.AppendRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_sidecar_pb2.AppendResponse, _abc.Awaitable[_sidecar_pb2.AppendResponse]]:
+        """Append stores messages (and the usage of the last model call)."""
+
+    @_abc_1.abstractmethod
+    def Project(
+        self,
+        request: _sidecar_pb2.ProjectRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_sidecar_pb2.ProjectResponse, _abc.Awaitable[_sidecar_pb2.ProjectResponse]]:
+        """Project returns the agent-visible messages, compacting when needed."""
+
+    @_abc_1.abstractmethod
+    def History(
+        self,
+        request: _sidecar_pb2.HistoryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_sidecar_pb2.HistoryResponse, _abc.Awaitable[_sidecar_pb2.HistoryResponse]]:
+        """History returns the user-visible messages, a page at a time."""
+
+def add_ContextServiceServicer_to_server(servicer: ContextServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

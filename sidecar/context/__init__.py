@@ -1,0 +1,1 @@
+"""Sessions: the persisted history, the model's view of it, and compaction."""

@@ -1,0 +1,278 @@
+"""sidecar.v1.ContextService: Append, Project, History."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import grpc
+
+from sidecar.context.manager import (
+    CompactionResult,
+    ContextError,
+    ContextExhausted,
+    ContextManager,
+    NewMessage,
+)
+from sidecar.context.messages import (
+    Kind,
+    Media,
+    Message,
+    Part,
+    Reasoning,
+    Role,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from sidecar.service.policy_service import MAX_ID_LENGTH
+from sidecar.v1 import sidecar_pb2 as pb
+from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
+
+MAX_MESSAGES_PER_CALL = 1_000
+DEFAULT_PAGE = 100
+MAX_PAGE = 1_000
+
+_ROLE_FROM_PB = {
+    pb.ROLE_SYSTEM: Role.SYSTEM,
+    pb.ROLE_DEVELOPER: Role.DEVELOPER,
+    pb.ROLE_USER: Role.USER,
+    pb.ROLE_ASSISTANT: Role.ASSISTANT,
+    pb.ROLE_TOOL: Role.TOOL,
+}
+_ROLE_TO_PB = {role: value for value, role in _ROLE_FROM_PB.items()}
+_KIND_FROM_PB = {
+    pb.MESSAGE_KIND_UNSPECIFIED: Kind.ORDINARY,
+    pb.MESSAGE_KIND_ORDINARY: Kind.ORDINARY,
+    pb.MESSAGE_KIND_REMINDER: Kind.REMINDER,
+    pb.MESSAGE_KIND_SUMMARY: Kind.SUMMARY,
+    pb.MESSAGE_KIND_CONTINUATION: Kind.CONTINUATION,
+    pb.MESSAGE_KIND_RECEIPT: Kind.RECEIPT,
+    pb.MESSAGE_KIND_REFUSAL: Kind.REFUSAL,
+}
+_KIND_TO_PB = {kind: value for value, kind in _KIND_FROM_PB.items() if value}
+_TRIGGER_TO_PB = {
+    "threshold": pb.COMPACTION_TRIGGER_THRESHOLD,
+    "context_exceeded": pb.COMPACTION_TRIGGER_CONTEXT_EXCEEDED,
+}
+
+
+def _check_session(session_id: str) -> None:
+    if not session_id:
+        raise ContextError("session_id", "must not be empty")
+    if len(session_id) > MAX_ID_LENGTH or not session_id.isprintable():
+        raise ContextError("session_id", "too long or contains control characters")
+
+
+def message_from_pb(message: pb.Message, where: str) -> NewMessage:
+    if len(message.id) > MAX_ID_LENGTH or not message.id.isprintable():
+        raise ContextError(f"{where}.id", "too long or contains control characters")
+    role = _ROLE_FROM_PB.get(message.role)
+    if role is None:
+        raise ContextError(f"{where}.role", f"message {message.id!r} needs a role")
+    kind = _KIND_FROM_PB.get(message.kind)
+    if kind is None:
+        raise ContextError(f"{where}.kind", f"unknown kind {message.kind}")
+    parts: list[Part] = []
+    for index, part in enumerate(message.parts):
+        which = part.WhichOneof("part")
+        if which == "text":
+            parts.append(Text(part.text.text))
+        elif which == "media":
+            media = part.media
+            if not media.mime_type:
+                raise ContextError(f"{where}.parts[{index}].media.mime_type", "must be set")
+            parts.append(Media(media.mime_type, media.url, media.data))
+        elif which == "tool_call":
+            call = part.tool_call
+            parts.append(ToolCall(call.id, call.name, call.arguments))
+        elif which == "tool_result":
+            result = part.tool_result
+            parts.append(ToolResult(result.tool_call_id, result.content, result.is_error))
+        elif which == "reasoning":
+            r = part.reasoning
+            parts.append(Reasoning(r.provider, r.text, r.signature, r.encrypted))
+        else:
+            raise ContextError(f"{where}.parts[{index}]", "is empty")
+    return NewMessage(
+        id=message.id,
+        role=role,
+        parts=tuple(parts),
+        kind=kind,
+        response_id=message.response_id,
+        created_at_ms=message.created_at_unix_ms,
+        user_visible=message.user_visible if message.HasField("user_visible") else None,
+        agent_visible=message.agent_visible if message.HasField("agent_visible") else None,
+    )
+
+
+def message_to_pb(message: Message) -> pb.Message:
+    out = pb.Message(
+        id=message.id,
+        role=_ROLE_TO_PB[message.role],
+        response_id=message.response_id,
+        created_at_unix_ms=message.created_at_ms,
+        kind=_KIND_TO_PB[message.kind],
+        user_visible=message.user_visible,
+        agent_visible=message.agent_visible,
+    )
+    for part in message.parts:
+        if isinstance(part, Text):
+            out.parts.add(text=pb.TextPart(text=part.text))
+        elif isinstance(part, Media):
+            media = pb.MediaPart(mime_type=part.mime_type)
+            if part.url:
+                media.url = part.url
+            else:
+                media.data = part.data
+            out.parts.add(media=media)
+        elif isinstance(part, ToolCall):
+            out.parts.add(
+                tool_call=pb.ToolCallPart(id=part.id, name=part.name, arguments=part.arguments)
+            )
+        elif isinstance(part, ToolResult):
+            out.parts.add(
+                tool_result=pb.ToolResultPart(
+                    tool_call_id=part.tool_call_id, content=part.content, is_error=part.is_error
+                )
+            )
+        else:
+            out.parts.add(
+                reasoning=pb.ReasoningPart(
+                    provider=part.provider,
+                    text=part.text,
+                    signature=part.signature,
+                    encrypted=part.encrypted,
+                )
+            )
+    return out
+
+
+def _usage(request_usage: pb.Usage, present: bool) -> Usage | None:
+    if not present:
+        return None
+    usage = Usage(
+        request_usage.input_tokens,
+        request_usage.cache_read_tokens,
+        request_usage.cache_creation_tokens,
+        request_usage.output_tokens,
+        request_usage.context_limit,
+    )
+    if min(usage.input_tokens, usage.cache_read_tokens, usage.cache_creation_tokens,
+           usage.output_tokens, usage.context_limit) < 0:  # fmt: skip
+        raise ContextError("usage", "token counts must not be negative")
+    return usage
+
+
+def _messages(request_messages: object) -> list[NewMessage]:
+    items = list(request_messages)  # type: ignore[call-overload]
+    if len(items) > MAX_MESSAGES_PER_CALL:
+        raise ContextError("messages", f"more than {MAX_MESSAGES_PER_CALL} in one call")
+    return [message_from_pb(m, f"messages[{i}]") for i, m in enumerate(items)]
+
+
+class _ProtoCache:
+    """Messages are immutable, so each one's protobuf form is built once."""
+
+    def __init__(self, size: int = 200_000) -> None:
+        self._entries: OrderedDict[tuple[str, int], tuple[Message, pb.Message]] = OrderedDict()
+        self._size = size
+
+    def get(self, session_id: str, message: Message) -> pb.Message:
+        key = (session_id, message.seq)
+        entry = self._entries.get(key)
+        if entry is not None and entry[0] is message:
+            return entry[1]
+        built = message_to_pb(message)
+        self._entries[key] = (message, built)
+        if len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+        return built
+
+
+class ContextService(pb_grpc.ContextServiceServicer):
+    def __init__(self, manager: ContextManager) -> None:
+        self._manager = manager
+        self._cache = _ProtoCache()
+
+    async def Append(
+        self, request: pb.AppendRequest, context: grpc.aio.ServicerContext
+    ) -> pb.AppendResponse:
+        try:
+            _check_session(request.session_id)
+            count = await self._manager.append(
+                request.session_id,
+                _messages(request.messages),
+                _usage(request.usage, request.HasField("usage")),
+                request.options.provider_managed,
+            )
+        except ContextError as error:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        return pb.AppendResponse(message_count=count)
+
+    async def Project(
+        self, request: pb.ProjectRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ProjectResponse:
+        try:
+            _check_session(request.session_id)
+            if request.context_limit < 0:
+                raise ContextError("context_limit", "must not be negative")
+            if request.reason not in (
+                pb.PROJECT_REASON_UNSPECIFIED,
+                pb.PROJECT_REASON_NORMAL,
+                pb.PROJECT_REASON_CONTEXT_EXCEEDED,
+            ):
+                raise ContextError("reason", f"unknown reason {request.reason}")
+            projection = await self._manager.project(
+                request.session_id,
+                _messages(request.messages),
+                _usage(request.usage, request.HasField("usage")),
+                request.context_limit,
+                request.reason == pb.PROJECT_REASON_CONTEXT_EXCEEDED,
+                request.options.provider_managed,
+            )
+        except ContextError as error:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        except ContextExhausted as error:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(error))
+        response = pb.ProjectResponse(
+            tokens=pb.TokenAccounting(
+                tokens=projection.tokens.tokens,
+                limit=projection.limit,
+                source=(
+                    pb.TOKEN_SOURCE_PROVIDER
+                    if projection.tokens.source == "provider"
+                    else pb.TOKEN_SOURCE_ESTIMATE
+                ),
+            ),
+            compaction=_compaction_to_pb(projection.compaction),
+        )
+        session_id = request.session_id
+        response.messages.extend(self._cache.get(session_id, m) for m in projection.messages)
+        return response
+
+    async def History(
+        self, request: pb.HistoryRequest, context: grpc.aio.ServicerContext
+    ) -> pb.HistoryResponse:
+        try:
+            _check_session(request.session_id)
+            if request.page_size < 0:
+                raise ContextError("page_size", "must not be negative")
+            size = min(request.page_size or DEFAULT_PAGE, MAX_PAGE)
+            page, token = self._manager.history(request.session_id, request.page_token, size)
+        except ContextError as error:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        return pb.HistoryResponse(messages=[message_to_pb(m) for m in page], next_page_token=token)
+
+
+def _compaction_to_pb(result: CompactionResult | None) -> pb.CompactionReport:
+    if result is None:
+        return pb.CompactionReport(compacted=False)
+    return pb.CompactionReport(
+        compacted=result.hidden > 0,
+        trigger=_TRIGGER_TO_PB[result.trigger],
+        messages_hidden=result.hidden,
+        inserted_message_ids=list(result.inserted),
+        tokens_before=result.tokens_before,
+        tokens_after=result.tokens_after,
+    )
