@@ -64,8 +64,9 @@ generate: dev
 eval: dev  ## Detection quality on tests/data/eval, through a live server in mode auto.
 	$(BIN)/python bench/eval.py
 
-bench: dev
+bench: dev  ## Speed, as ratios against baselines measured in the same run.
 	$(BIN)/python bench/inspect_bench.py
+	$(BIN)/python bench/project_bench.py
 
 clean:
 	rm -rf $(VENV) proto/node_modules .mypy_cache .ruff_cache .pytest_cache

@@ -28,7 +28,7 @@ from sidecar.policy.loader import bundled_policy_dir
 from sidecar.policy.reloader import PolicyReloader, ReloadOutcome
 from sidecar.policy.shadow import ShadowEvaluator
 from sidecar.secrets import SecretScanner
-from sidecar.service.context_service import ContextService
+from sidecar.service.context_service import ContextService, add_context_service
 from sidecar.service.policy_service import PolicyService, SlotStatus, StatusReport
 from sidecar.state.store import StateStore
 from sidecar.v1 import sidecar_pb2, sidecar_pb2_grpc
@@ -107,7 +107,7 @@ class Sidecar:
         sidecar_pb2_grpc.add_PolicyServiceServicer_to_server(
             PolicyService(self.engine, self._store, self.metrics, self.status), server
         )
-        sidecar_pb2_grpc.add_ContextServiceServicer_to_server(ContextService(self.context), server)
+        add_context_service(ContextService(self.context), server)
         reflection.enable_server_reflection(
             (POLICY_SERVICE, CONTEXT_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server
         )

@@ -30,7 +30,12 @@ from sidecar.context.messages import (
     Usage,
     VisibilityDefault,
 )
-from sidecar.context.pairing import PairingTracker, groups, tracker_for, without_unanswered_calls
+from sidecar.context.pairing import (
+    PairingTracker,
+    groups,
+    tracker_for,
+    without_unanswered_calls,
+)
 from sidecar.context.store import SessionStore
 from sidecar.context.summarizer import FallbackSummarizer, ModelSummarizer, Summarizer
 from sidecar.context.tokens import TokenCount, calibrate, count, estimate
@@ -83,10 +88,24 @@ class CompactionResult:
 
 @dataclass(frozen=True, slots=True)
 class Projection:
-    messages: list[Message]
+    """The model's view: `view[:prefix]` followed by `tail`.
+
+    `view` is the session's cached agent-visible list, shared and only ever
+    extended in place (a compaction builds a new one), so callers can reuse work
+    done on its prefix; `tail` holds messages repaired for this answer (calls
+    still waiting for their results are left out).
+    """
+
+    view: list[Message]
+    prefix: int
+    tail: list[Message]
     tokens: TokenCount
     limit: int
     compaction: CompactionResult | None
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.view[: self.prefix] + self.tail
 
 
 @dataclass(slots=True)
@@ -96,9 +115,36 @@ class _Session:
     tracker: PairingTracker
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     summarising: bool = False
+    # The agent-visible messages, kept up to date on append; rebuilt after a
+    # compaction or summary. Project's cost then does not grow with history.
+    view: list[Message] | None = None
+    view_tokens: int = 0
 
     def visible(self) -> list[Message]:
-        return [m for m in self.messages if m.agent_visible]
+        if self.view is None:
+            self.view = [m for m in self.messages if m.agent_visible]
+            self.view_tokens = sum(m.tokens for m in self.view)
+        return self.view
+
+    def extend_view(self, added: Sequence[Message]) -> None:
+        if self.view is not None:
+            for message in added:
+                if message.agent_visible:
+                    self.view.append(message)
+                    self.view_tokens += message.tokens
+
+    def projection_parts(self) -> tuple[list[Message], int, list[Message]]:
+        """The view, how much of it is sent as is, and the repaired tail."""
+        view = self.visible()
+        if not self.tracker.pending:
+            return view, len(view), []
+        # Pending calls are always in the last assistant message that made calls.
+        pending = self.tracker.pending
+        start = len(view)
+        while start > 0 and not any(c.id in pending for c in view[start - 1].tool_calls):
+            start -= 1
+        start = max(start - 1, 0)
+        return view, start, without_unanswered_calls(view[start:])
 
     def insert(self, message: Message) -> None:
         keys = [(m.position, m.seq) for m in self.messages]
@@ -233,6 +279,7 @@ class ContextManager:
         self._store.append(new_state, prepared, created)
         session.state = new_state
         session.messages.extend(prepared)
+        session.extend_view(prepared)
         session.tracker = tracker
         if created:
             self._remember(session)
@@ -273,7 +320,7 @@ class ContextManager:
                 self._append_locked(session, messages, usage, created)
             state = session.state
             limit = context_limit or state.context_limit or policy.default_context_limit
-            before = count(state, session.visible())
+            before = count(state, session.visible(), session.view_tokens)
             compaction: CompactionResult | None = None
             if context_exceeded:
                 if state.provider_managed:
@@ -297,11 +344,11 @@ class ContextManager:
                 over = limit > 0 and before.tokens > policy.compaction_threshold * limit
                 if over and not state.provider_managed:
                     compaction = await self._compact(session, "threshold", before, limit)
-            visible = session.visible()
-            tokens = count(session.state, visible)
+            view, prefix, tail = session.projection_parts()
+            tokens = count(session.state, view, session.view_tokens)
         self._metrics.projected_tokens.observe(tokens.tokens)
         self._schedule_summaries(session)
-        return Projection(without_unanswered_calls(visible), tokens, limit, compaction)
+        return Projection(view, prefix, tail, tokens, limit, compaction)
 
     async def _compact(
         self, session: _Session, trigger: str, before: TokenCount, limit: int
@@ -384,7 +431,8 @@ class ContextManager:
             session.replace_message(message)
         for message in inserts:
             session.insert(message)
-        after = count(new_state, session.visible())
+        session.view = None
+        after = count(new_state, session.visible(), session.view_tokens)
         self._metrics.compactions.labels(trigger=trigger, result="success").inc()
         log.info(
             "compacted session %s (%s): %d messages hidden, %d -> %d tokens",
@@ -520,6 +568,7 @@ class ContextManager:
         session.state = new_state
         session.replace_message(hidden)
         session.insert(stand_in)
+        session.view = None
         return True
 
     def _summarizer(self) -> Summarizer:

@@ -6,7 +6,7 @@ is calibrated per session by the ratio seen whenever the provider reports usage.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from sidecar.context.messages import (
@@ -46,15 +46,18 @@ class TokenCount:
     source: str  # "provider" or "estimate"
 
 
-def count(state: SessionState, visible: Iterable[Message]) -> TokenCount:
-    """Tokens the agent-visible messages cost the model now."""
-    messages = list(visible)
+def count(state: SessionState, view: Sequence[Message], total: int) -> TokenCount:
+    """Tokens the agent-visible messages (`view`, whose estimates sum to `total`) cost
+    the model now. Only the messages after the last provider report are walked."""
     if state.usage_tokens > 0:
         # The provider counted everything up to usage_seq; estimate only what came after.
-        after = sum(m.tokens for m in messages if m.seq > state.usage_seq)
+        after = 0
+        for message in reversed(view):
+            if message.seq <= state.usage_seq:
+                break
+            after += message.tokens
         return TokenCount(state.usage_tokens + round(after * state.calibration), "provider")
-    raw = sum(m.tokens for m in messages)
-    return TokenCount(round(raw * state.calibration), "estimate")
+    return TokenCount(round(total * state.calibration), "estimate")
 
 
 def calibrate(state: SessionState, reported: int, visible: Iterable[Message]) -> None:

@@ -27,7 +27,6 @@ from sidecar.context.messages import (
 )
 from sidecar.service.policy_service import MAX_ID_LENGTH
 from sidecar.v1 import sidecar_pb2 as pb
-from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
 
 MAX_MESSAGES_PER_CALL = 1_000
 DEFAULT_PAGE = 100
@@ -171,29 +170,53 @@ def _messages(request_messages: object) -> list[NewMessage]:
     return [message_from_pb(m, f"messages[{i}]") for i, m in enumerate(items)]
 
 
-class _ProtoCache:
-    """Messages are immutable, so each one's protobuf form is built once."""
-
-    def __init__(self, size: int = 200_000) -> None:
-        self._entries: OrderedDict[tuple[str, int], tuple[Message, pb.Message]] = OrderedDict()
-        self._size = size
-
-    def get(self, session_id: str, message: Message) -> pb.Message:
-        key = (session_id, message.seq)
-        entry = self._entries.get(key)
-        if entry is not None and entry[0] is message:
-            return entry[1]
-        built = message_to_pb(message)
-        self._entries[key] = (message, built)
-        if len(self._entries) > self._size:
-            self._entries.popitem(last=False)
-        return built
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
-class ContextService(pb_grpc.ContextServiceServicer):
+def _messages_field(message: Message) -> bytes:
+    """One `repeated Message messages = 1` entry, encoded as on the wire."""
+    data = message_to_pb(message).SerializeToString()
+    return b"\x0a" + _varint(len(data)) + data
+
+
+class _EncodedViews:
+    """Each session's agent view, already encoded. Messages never change (a change is
+    a new message object), and a view only grows at its end until a compaction
+    replaces it, so each Project encodes only what was appended since the last one."""
+
+    def __init__(self, sessions: int = 1_000) -> None:
+        self._views: OrderedDict[str, tuple[list[Message], int, bytearray, list[int]]] = (
+            OrderedDict()
+        )
+        self._sessions = sessions
+
+    def prefix(self, session_id: str, view: list[Message], length: int) -> bytes:
+        entry = self._views.get(session_id)
+        if entry is None or entry[0] is not view or entry[1] > len(view):
+            entry = (view, 0, bytearray(), [0])
+        source, done, buffer, ends = entry
+        for message in view[done:]:
+            buffer += _messages_field(message)
+            ends.append(len(buffer))
+        self._views[session_id] = (source, len(view), buffer, ends)
+        self._views.move_to_end(session_id)
+        if len(self._views) > self._sessions:
+            self._views.popitem(last=False)
+        return bytes(buffer[: ends[length]])
+
+
+class ContextService:
+    """Registered with add_context_service (Project answers with encoded bytes)."""
+
     def __init__(self, manager: ContextManager) -> None:
         self._manager = manager
-        self._cache = _ProtoCache()
+        self._encoded = _EncodedViews()
 
     async def Append(
         self, request: pb.AppendRequest, context: grpc.aio.ServicerContext
@@ -210,9 +233,8 @@ class ContextService(pb_grpc.ContextServiceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         return pb.AppendResponse(message_count=count)
 
-    async def Project(
-        self, request: pb.ProjectRequest, context: grpc.aio.ServicerContext
-    ) -> pb.ProjectResponse:
+    async def Project(self, request: pb.ProjectRequest, context: grpc.aio.ServicerContext) -> bytes:
+        """Returns the encoded ProjectResponse (see add_context_service)."""
         try:
             _check_session(request.session_id)
             if request.context_limit < 0:
@@ -235,7 +257,7 @@ class ContextService(pb_grpc.ContextServiceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         except ContextExhausted as error:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(error))
-        response = pb.ProjectResponse(
+        rest = pb.ProjectResponse(
             tokens=pb.TokenAccounting(
                 tokens=projection.tokens.tokens,
                 limit=projection.limit,
@@ -247,9 +269,10 @@ class ContextService(pb_grpc.ContextServiceServicer):
             ),
             compaction=_compaction_to_pb(projection.compaction),
         )
-        session_id = request.session_id
-        response.messages.extend(self._cache.get(session_id, m) for m in projection.messages)
-        return response
+        # Fields may come in any order on the wire: the cached messages, then the rest.
+        head = self._encoded.prefix(request.session_id, projection.view, projection.prefix)
+        tail = b"".join(_messages_field(m) for m in projection.tail)
+        return head + tail + rest.SerializeToString()
 
     async def History(
         self, request: pb.HistoryRequest, context: grpc.aio.ServicerContext
@@ -276,3 +299,31 @@ def _compaction_to_pb(result: CompactionResult | None) -> pb.CompactionReport:
         tokens_before=result.tokens_before,
         tokens_after=result.tokens_after,
     )
+
+
+def add_context_service(service: ContextService, server: grpc.aio.Server) -> None:
+    """Like the generated add_ContextServiceServicer_to_server, except that Project
+    returns its response already encoded, so it is passed through as bytes."""
+    name = pb.DESCRIPTOR.services_by_name["ContextService"].full_name
+    handlers = {
+        "Append": grpc.unary_unary_rpc_method_handler(
+            service.Append,
+            request_deserializer=pb.AppendRequest.FromString,
+            response_serializer=pb.AppendResponse.SerializeToString,
+        ),
+        "Project": grpc.unary_unary_rpc_method_handler(
+            service.Project,
+            request_deserializer=pb.ProjectRequest.FromString,
+            response_serializer=_already_encoded,
+        ),
+        "History": grpc.unary_unary_rpc_method_handler(
+            service.History,
+            request_deserializer=pb.HistoryRequest.FromString,
+            response_serializer=pb.HistoryResponse.SerializeToString,
+        ),
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
+
+
+def _already_encoded(payload: bytes) -> bytes:
+    return payload
