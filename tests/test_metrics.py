@@ -50,7 +50,7 @@ async def test_rpc_and_inspector_series_after_a_call(
     }
     assert value(samples, "grpc_server_started_total", **rpc) == 2
     assert value(samples, "grpc_server_handled_total", **rpc, grpc_code="OK") == 1
-    assert value(samples, "grpc_server_handled_total", **rpc, grpc_code="INVALID_ARGUMENT") == 1
+    assert value(samples, "grpc_server_handled_total", **rpc, grpc_code="InvalidArgument") == 1
     assert value(samples, "grpc_server_handling_seconds_count", **rpc) == 2
     for inspector in ("security", "egress", "permission", "repetition"):
         assert value(samples, "sidecar_inspector_duration_seconds_count", inspector=inspector) == 1

@@ -19,13 +19,22 @@ def _split_method(full_method: str) -> tuple[str, str]:
     return service or "unknown", method or "unknown"
 
 
+def _go_name(code: grpc.StatusCode) -> str:
+    """go-grpc-prometheus labels codes as Go names them: InvalidArgument, Canceled."""
+    if code is grpc.StatusCode.CANCELLED:
+        return "Canceled"
+    if code is grpc.StatusCode.OK:
+        return "OK"
+    return "".join(word.capitalize() for word in str(code.name).split("_"))
+
+
 def _code_of(context: grpc.aio.ServicerContext, error: BaseException | None) -> str:
     code = context.code()  # set by context.abort() and set_code()
     if isinstance(code, grpc.StatusCode):
-        return str(code.name)
+        return _go_name(code)
     if error is None:
         return "OK"
-    return "CANCELLED" if isinstance(error, asyncio.CancelledError) else "UNKNOWN"
+    return "Canceled" if isinstance(error, asyncio.CancelledError) else "Unknown"
 
 
 class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
