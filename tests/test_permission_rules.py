@@ -105,3 +105,20 @@ async def test_a_request_may_tighten_only_up_to_the_policy_limit(tmp_path: Path)
     assert (await engine.inspect("s", call, Mode.CHAT)).mode is Mode.APPROVE
     assert (await engine.inspect("s", call, Mode.SMART_APPROVE)).mode is Mode.SMART_APPROVE
     assert (await engine.inspect("s", call, Mode.AUTO)).mode is Mode.AUTO
+
+
+def test_glob_sets_remember_answers_without_changing_them() -> None:
+    from sidecar.inspection.globs import GlobSet
+
+    globs = GlobSet(["mcp__github__*", "read_?"])
+    names = ["mcp__github__x", "read_a", "read_ab", "other"] * 3
+    assert [globs.matches(n) for n in names] == [True, True, False, False] * 3
+    small = GlobSet(["a*"])
+    small.MAX_REMEMBERED = 2
+    assert [small.matches(n) for n in ["a1", "b", "a2", "c", "a1"]] == [
+        True,
+        False,
+        True,
+        False,
+        True,
+    ]

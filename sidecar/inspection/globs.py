@@ -13,12 +13,25 @@ def glob_to_re2(glob: str) -> str:
 
 
 class GlobSet:
-    """Matches a name (untrusted: it comes from the model) against any of several globs."""
+    """Matches a name (untrusted: it comes from the model) against any of several globs.
+
+    Agents use a handful of tool names over and over, so answers are remembered
+    (bounded): most calls then cost a dictionary lookup instead of an RE2 search.
+    """
+
+    MAX_REMEMBERED = 4096
 
     def __init__(self, globs: Iterable[str]) -> None:
         self.globs = tuple(globs)
         joined = "|".join(f"(?:{glob_to_re2(g)})" for g in self.globs)
         self._regex = re2.compile(f"(?s)^(?:{joined})$") if self.globs else None
+        self._answers: dict[str, bool] = {}
 
     def matches(self, name: str) -> bool:
-        return self._regex is not None and self._regex.search(name) is not None
+        answer = self._answers.get(name)
+        if answer is None:
+            answer = self._regex is not None and self._regex.search(name) is not None
+            if len(self._answers) >= self.MAX_REMEMBERED:
+                self._answers.clear()
+            self._answers[name] = answer
+        return answer
