@@ -91,11 +91,11 @@ generate: dev
 	$(BIN)/sidecar schema > policies/schema/policy.schema.json
 
 eval: dev  ## Detection quality on tests/data/eval, through a live server in mode auto.
-	$(BIN)/python bench/eval.py
+	$(BIN)/python -m bench.eval
 
 bench: dev  ## Speed, as ratios against baselines measured in the same run.
-	$(BIN)/python bench/inspect_bench.py
-	$(BIN)/python bench/project_bench.py
+	$(BIN)/python -m bench.inspect_bench
+	$(BIN)/python -m bench.project_bench
 
 clean:
 	rm -rf $(VENV) proto/node_modules examples/node/node_modules .mypy_cache .ruff_cache .pytest_cache

@@ -4,7 +4,7 @@ Cases are JSON lines: {"tool", "args", "expect": deny|block|allow, "class", "id"
 sequences {"id", "class", "steps": [{"tool", "args"}...], "expect_last"}. `deny` passes
 only on DENY, `block` on DENY or REQUIRE_APPROVAL, `allow` only on ALLOW.
 
-Run: make eval   (or python bench/eval.py [CASES.jsonl ...])
+Run: make eval   (or python -m bench.eval [CASES.jsonl ...])
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,8 +19,7 @@ from typing import Any
 
 import grpc
 
-from sidecar.config import Settings
-from sidecar.server import Sidecar
+from bench.local_sidecar import local_sidecar
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
 
@@ -129,22 +127,11 @@ async def evaluate(stub: pb_grpc.PolicyServiceStub, cases: list[dict[str, Any]])
 
 async def run(paths: list[Path]) -> Report:
     """Start a real sidecar (bundled policy, mode auto) on a Unix socket and evaluate."""
-    with tempfile.TemporaryDirectory() as directory:
-        sidecar = Sidecar(
-            Settings(
-                listen=(f"unix:{directory}/eval.sock",),
-                metrics_listen="off",
-                state=":memory:",
-                decision_log="off",
-                mode="auto",
-            )
-        )
-        await sidecar.start()
-        try:
-            async with grpc.aio.insecure_channel(sidecar.addresses[0]) as channel:
-                return await evaluate(pb_grpc.PolicyServiceStub(channel), load_cases(paths))
-        finally:
-            await sidecar.stop(grace=0)
+    async with (
+        local_sidecar(mode="auto") as sidecar,
+        grpc.aio.insecure_channel(sidecar.addresses[0]) as channel,
+    ):
+        return await evaluate(pb_grpc.PolicyServiceStub(channel), load_cases(paths))
 
 
 def main() -> int:

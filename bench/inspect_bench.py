@@ -12,17 +12,15 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
 import grpc
 import tree_sitter_bash
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from tree_sitter import Language, Parser
 
-from sidecar.config import Settings
+from bench.local_sidecar import local_sidecar
 from sidecar.engine import EngineParts, PolicyEngine, compile_policy
 from sidecar.inspection.model import ToolCall
 from sidecar.inspection.repetition import RepetitionTracker
@@ -31,7 +29,6 @@ from sidecar.observability.decision_log import DecisionLog
 from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import bundled_policy_dir, load_policy
 from sidecar.secrets import SecretScanner
-from sidecar.server import Sidecar
 from sidecar.state.store import StateStore
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
@@ -92,45 +89,34 @@ async def chain_vs_parse(rounds: int) -> dict[str, float]:
 
 
 async def grpc_vs_empty(rounds: int) -> dict[str, float]:
-    with tempfile.TemporaryDirectory() as directory:
-        sidecar = Sidecar(
-            Settings(
-                listen=(f"unix:{Path(directory) / 'bench.sock'}",),
-                metrics_listen="off",
-                state=":memory:",
-                decision_log="off",
-                mode="auto",
-            )
-        )
-        await sidecar.start()
-        try:
-            async with grpc.aio.insecure_channel(sidecar.addresses[0]) as channel:
-                health = health_pb2_grpc.HealthStub(channel)
-                policy = pb_grpc.PolicyServiceStub(channel)
-                calls = [
-                    pb.ToolCall(id=str(i), name="shell", arguments_json=json.dumps({"command": c}))
-                    for i, c in enumerate(TYPICAL[:5])
-                ]
+    async with (
+        local_sidecar(mode="auto") as sidecar,
+        grpc.aio.insecure_channel(sidecar.addresses[0]) as channel,
+    ):
+        health = health_pb2_grpc.HealthStub(channel)
+        policy = pb_grpc.PolicyServiceStub(channel)
+        calls = [
+            pb.ToolCall(id=str(i), name="shell", arguments_json=json.dumps({"command": c}))
+            for i, c in enumerate(TYPICAL[:5])
+        ]
 
-                async def empty() -> object:
-                    return await health.Check(health_pb2.HealthCheckRequest())
+        async def empty() -> object:
+            return await health.Check(health_pb2.HealthCheckRequest())
 
-                counter = iter(range(10**9))
+        counter = iter(range(10**9))
 
-                async def inspect() -> object:
-                    # A new session each time, so the repetition inspector never denies.
-                    request = pb.InspectRequest(session_id=f"s{next(counter)}", tool_calls=calls)
-                    return await policy.Inspect(request)
+        async def inspect() -> object:
+            # A new session each time, so the repetition inspector never denies.
+            request = pb.InspectRequest(session_id=f"s{next(counter)}", tool_calls=calls)
+            return await policy.Inspect(request)
 
-                await timed(empty, 50)
-                await timed(inspect, 50)
-                empty_samples: list[float] = []
-                inspect_samples: list[float] = []
-                for _ in range(rounds // 10):  # interleave, so noise hits both alike
-                    empty_samples += await timed(empty, 10)
-                    inspect_samples += await timed(inspect, 10)
-        finally:
-            await sidecar.stop(grace=0)
+        await timed(empty, 50)
+        await timed(inspect, 50)
+        empty_samples: list[float] = []
+        inspect_samples: list[float] = []
+        for _ in range(rounds // 10):  # interleave, so noise hits both alike
+            empty_samples += await timed(empty, 10)
+            inspect_samples += await timed(inspect, 10)
     return {
         "empty_p50_us": statistics.median(empty_samples) * 1e6,
         "inspect5_p50_us": statistics.median(inspect_samples) * 1e6,
