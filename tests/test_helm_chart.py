@@ -102,6 +102,13 @@ def test_monitoring_objects_render_only_when_the_api_exists() -> None:
     } <= alerts
 
 
+def test_the_configmap_can_be_the_whole_policy() -> None:
+    default_args = one(render(), "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
+    alone = one(render("--set", "policies.includeBundled=false"), "Deployment")
+    assert "--no-bundled-policies" not in default_args
+    assert "--no-bundled-policies" in alone["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
 def test_sidecar_mode_renders_only_what_an_agent_chart_needs() -> None:
     assert kinds(render("--set", "mode=sidecar")) == ["ConfigMap", "ConfigMap"]
 

@@ -47,6 +47,9 @@ with this chart's values under the same keys (see README "Helm").
     {{- with .Values.permissionMode }}
     - --mode={{ . }}
     {{- end }}
+    {{- if not .Values.policies.includeBundled }}
+    - --no-bundled-policies
+    {{- end }}
   env:
     - name: SIDECAR_LISTEN
       value: "0.0.0.0:{{ .Values.grpc.port }}"
