@@ -7,6 +7,7 @@ import contextlib
 import urllib.request
 
 import grpc
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from sidecar.server import Sidecar
@@ -82,3 +83,20 @@ async def test_inspector_failures_are_exported(sidecar: Sidecar, policy_stub) ->
         value(samples, "sidecar_inspector_failures_total", inspector="raises", reason="exception")
         == 1
     )
+
+
+def test_hot_histograms_export_cumulative_buckets() -> None:
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from sidecar.observability.hot_metrics import HotMetrics
+
+    registry = CollectorRegistry()
+    histogram = HotMetrics(registry).histogram("x_seconds", "x", ["k"], (0.1, 1.0))
+    for value in (0.05, 0.1, 0.5, 2.0):
+        histogram.labels(k="a").observe(value)
+    text = generate_latest(registry).decode()
+    assert 'x_seconds_bucket{k="a",le="0.1"} 2.0' in text
+    assert 'x_seconds_bucket{k="a",le="1.0"} 3.0' in text
+    assert 'x_seconds_bucket{k="a",le="+Inf"} 4.0' in text
+    assert 'x_seconds_count{k="a"} 4.0' in text
+    assert registry.get_sample_value("x_seconds_sum", {"k": "a"}) == pytest.approx(2.65)

@@ -9,8 +9,6 @@ from collections.abc import Coroutine, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from prometheus_client import Counter, Histogram
-
 from sidecar.inspection.inspector import Inspector
 from sidecar.inspection.model import (
     CallVerdict,
@@ -20,6 +18,7 @@ from sidecar.inspection.model import (
     ToolCall,
 )
 from sidecar.inspection.verdict import Mode, Risk, Verdict
+from sidecar.observability.hot_metrics import CounterChild, HistogramChild
 from sidecar.observability.metrics import Metrics
 from sidecar.policy.schema import OnError
 
@@ -46,7 +45,7 @@ class InspectorChain:
         self.links = tuple(links)
         self._metrics = metrics
         self._series_by_inspector: dict[str, _InspectorSeries] = {}
-        self._finding_counters: dict[tuple[str, str], Counter] = {}
+        self._finding_counters: dict[tuple[str, str], CounterChild] = {}
 
     async def aclose(self) -> None:
         """Release what inspectors hold (a model client's connections)."""
@@ -127,7 +126,7 @@ class InspectorChain:
             for finding in found:
                 self._finding_counter(inspector, finding.rule_id).inc()
 
-    def _finding_counter(self, inspector: str, rule_id: str) -> Counter:
+    def _finding_counter(self, inspector: str, rule_id: str) -> CounterChild:
         key = (inspector, rule_id)
         counter = self._finding_counters.get(key)
         if counter is None:
@@ -153,8 +152,8 @@ class InspectorChain:
 class _InspectorSeries:
     """Labelled metric children, looked up once instead of on every call."""
 
-    seconds: Histogram
-    verdicts: dict[Verdict, Counter]
+    seconds: HistogramChild
+    verdicts: dict[Verdict, CounterChild]
 
 
 class _Resume:

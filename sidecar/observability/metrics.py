@@ -5,6 +5,7 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
 
 from sidecar import __version__
+from sidecar.observability.hot_metrics import HotMetrics
 
 # Sub-millisecond buckets: local inspectors take tens of microseconds.
 INSPECTOR_BUCKETS = (
@@ -53,32 +54,29 @@ class Metrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
         r = self.registry
+        hot = HotMetrics(r)  # series updated on every call; see hot_metrics.py
         # go-grpc-prometheus names, so existing dashboards work.
-        self.rpc_started = Counter(
+        self.rpc_started = hot.counter(
             "grpc_server_started",
             "RPCs started on the server.",
             ["grpc_type", "grpc_service", "grpc_method"],
-            registry=r,
         )
-        self.rpc_handled = Counter(
+        self.rpc_handled = hot.counter(
             "grpc_server_handled",
             "RPCs completed on the server, whatever their status.",
             ["grpc_type", "grpc_service", "grpc_method", "grpc_code"],
-            registry=r,
         )
-        self.rpc_seconds = Histogram(
+        self.rpc_seconds = hot.histogram(
             "grpc_server_handling_seconds",
             "Time to handle an RPC until the response is sent.",
             ["grpc_type", "grpc_service", "grpc_method"],
-            buckets=RPC_BUCKETS,
-            registry=r,
+            RPC_BUCKETS,
         )
-        self.inspector_seconds = Histogram(
+        self.inspector_seconds = hot.histogram(
             "sidecar_inspector_duration_seconds",
             "Time one inspector took for one batch.",
             ["inspector"],
-            buckets=INSPECTOR_BUCKETS,
-            registry=r,
+            INSPECTOR_BUCKETS,
         )
         self.inspector_failures = Counter(
             "sidecar_inspector_failures",
@@ -86,23 +84,20 @@ class Metrics:
             ["inspector", "reason"],
             registry=r,
         )
-        self.inspector_verdicts = Counter(
+        self.inspector_verdicts = hot.counter(
             "sidecar_inspector_verdicts",
             "Per-call verdicts each inspector reached.",
             ["inspector", "verdict"],
-            registry=r,
         )
-        self.decisions = Counter(
+        self.decisions = hot.counter(
             "sidecar_decisions",
             "Final per-call verdicts returned by Inspect.",
             ["verdict"],
-            registry=r,
         )
-        self.findings = Counter(
+        self.findings = hot.counter(
             "sidecar_findings",
             "Findings by rule, including ones that did not block.",
             ["inspector", "rule_id"],
-            registry=r,
         )
         self.recorded_answers = Counter(
             "sidecar_recorded_answers",
