@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -18,7 +18,7 @@ from sidecar.inspection.model import CallVerdict, InspectionContext, ToolCall
 from sidecar.inspection.permission import GrantLookup, PermissionInspector
 from sidecar.inspection.repetition import RepetitionInspector, RepetitionTracker
 from sidecar.inspection.security import VERDICTS, RuleBook, SecurityInspector, check_examples
-from sidecar.inspection.verdict import Mode
+from sidecar.inspection.verdict import Mode, Verdict
 from sidecar.model_client import ChatModelClient, ModelSettings
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.observability.metrics import Metrics
@@ -177,6 +177,9 @@ class PolicyEngine:
         self._parts = parts
         self._log = decision_log
         self.shadow: ShadowSink | None = None
+        self._decision_counters = {
+            v: parts.metrics.decisions.labels(verdict=v.label) for v in Verdict
+        }
 
     @property
     def ready(self) -> bool:
@@ -207,12 +210,13 @@ class PolicyEngine:
         if requested_mode is not None:
             # A request may tighten the mode, up to the policy's limit, never loosen it.
             mode = max(mode, min(requested_mode, active.policy.permission.request_mode_limit))
-        decision_id = uuid.uuid4().hex
+        decision_id = os.urandom(16).hex()  # random like uuid4, without the object
         context = InspectionContext(session_id, decision_id, mode, task, recent_user_messages)
         result = await active.chain.run(calls, context)
         result.verdicts = [mask_verdict(v, self._parts.secrets) for v in result.verdicts]
+        decisions = self._decision_counters
         for verdict in result.verdicts:
-            self._parts.metrics.decisions.labels(verdict=verdict.verdict.label).inc()
+            decisions[verdict.verdict].inc()
         if self.shadow is not None:
             self.shadow.submit(calls, context, requested_mode, result.verdicts)
         failures = {o.inspector: o.failure for o in result.outcomes if o.failure}

@@ -59,10 +59,22 @@ class InspectorChain:
             return ChainResult([_skipped(call) for call in calls], [])
         per_call: list[list[Finding]] = [[] for _ in calls]
         outcomes: list[InspectorOutcome] = []
+        clock = time.perf_counter
         for link in self.links:
-            started = time.perf_counter()
-            results, failure = await self._run_link(link, calls, context)
-            elapsed = time.perf_counter() - started
+            started = clock()
+            # Local inspectors finish without ever suspending, and a timeout could
+            # not interrupt synchronous code anyway, so the coroutine is driven by
+            # hand first: only one that actually waits (a model call) gets a timer.
+            work = link.inspector.inspect(calls, context)
+            try:
+                pending = work.send(None)
+            except StopIteration as finished:
+                results, failure = self._checked(link, finished.value, calls, context)
+            except Exception:
+                results, failure = self._raised(link, work, context)
+            else:
+                results, failure = await self._wait(link, work, pending, calls, context)
+            elapsed = clock() - started
             if failure is not None:
                 results = self._failed(link, failure, len(calls), context)
             outcomes.append(InspectorOutcome(link.inspector.name, elapsed, failure))
@@ -72,36 +84,48 @@ class InspectorChain:
         verdicts = [merge(call, findings) for call, findings in zip(calls, per_call, strict=True)]
         return ChainResult(verdicts, outcomes)
 
-    async def _run_link(
-        self, link: ChainLink, calls: Sequence[ToolCall], context: InspectionContext
+    async def _wait(
+        self,
+        link: ChainLink,
+        work: Coroutine[Any, Any, list[list[Finding]]],
+        pending: Any,
+        calls: Sequence[ToolCall],
+        context: InspectionContext,
     ) -> tuple[list[list[Finding]], str | None]:
-        """The inspector's results, or the kind of failure ("exception" or "timeout").
-
-        Local inspectors finish without ever suspending, and a timeout could not
-        interrupt synchronous code anyway, so the coroutine is first driven by
-        hand: only one that actually waits (a model call) gets a timer. This
-        keeps the fixed cost per link to a few microseconds.
-        """
-        work = link.inspector.inspect(calls, context)
+        """An inspector that suspended continues under its timeout."""
         try:
-            try:
-                pending = work.send(None)
-            except StopIteration as finished:
-                results = cast(list[list[Finding]], finished.value)
-            else:
-                async with asyncio.timeout(link.timeout_seconds):
-                    results = await _Resume(work, pending)
-            if len(results) != len(calls):
-                raise ValueError(f"returned {len(results)} results for {len(calls)} calls")
+            async with asyncio.timeout(link.timeout_seconds):
+                value = await _Resume(work, pending)
         except TimeoutError:
             return [], "timeout"
         except Exception:
-            work.close()
-            log.exception(
-                "inspector %s failed (decision %s)", link.inspector.name, context.decision_id
-            )
-            return [], "exception"
-        return results, None
+            return self._raised(link, work, context)
+        return self._checked(link, value, calls, context)
+
+    def _checked(
+        self, link: ChainLink, value: Any, calls: Sequence[ToolCall], context: InspectionContext
+    ) -> tuple[list[list[Finding]], str | None]:
+        results = cast(list[list[Finding]], value)
+        if isinstance(results, list) and len(results) == len(calls):
+            return results, None
+        log.error(
+            "inspector %s returned %s results for %d calls (decision %s)",
+            link.inspector.name,
+            len(results) if isinstance(results, list) else type(results).__name__,
+            len(calls),
+            context.decision_id,
+        )
+        return [], "exception"
+
+    def _raised(
+        self,
+        link: ChainLink,
+        work: Coroutine[Any, Any, list[list[Finding]]],
+        context: InspectionContext,
+    ) -> tuple[list[list[Finding]], str | None]:
+        work.close()
+        log.exception("inspector %s failed (decision %s)", link.inspector.name, context.decision_id)
+        return [], "exception"
 
     def _failed(
         self, link: ChainLink, failure: str, count: int, context: InspectionContext
@@ -120,9 +144,12 @@ class InspectorChain:
     def _record(self, inspector: str, elapsed: float, results: list[list[Finding]]) -> None:
         series = self._series(inspector)
         series.seconds.observe(elapsed)
+        verdicts = series.verdicts
         for found in results:
-            verdict = max((f.verdict for f in found), default=Verdict.ALLOW)
-            series.verdicts[verdict].inc()
+            if not found:
+                verdicts[Verdict.ALLOW].inc()
+                continue
+            verdicts[max(f.verdict for f in found)].inc()
             for finding in found:
                 self._finding_counter(inspector, finding.rule_id).inc()
 

@@ -351,13 +351,14 @@ def _command(
     name_node = node.child_by_field_name("name")
     if name_node is None:
         return None
-    words = [_resolve(name_node)]
-    words += [_resolve(c) for c in node.children_by_field_name("argument")]
-    redirects, heredoc = _redirects(node)
+    arguments = node.children_by_field_name("argument")
+    words = [_resolve(name_node), *(_resolve(c) for c in arguments)]
+    redirect_nodes = _redirect_nodes(node)
+    redirects, heredoc = _redirects(redirect_nodes)
     if input_from is None:
-        input_from = _substituted_command(node)
-    if input_from is None:
-        input_from = _redirected_substitution(node)
+        input_from = _substituted_command(arguments)
+    if input_from is None and redirect_nodes:
+        input_from = _redirected_substitution(redirect_nodes)
     return _emit(walk, words, redirects, heredoc, depth, via, input_from, wrappers=())
 
 
@@ -597,8 +598,9 @@ def _redirect_nodes(command: Node) -> list[Node]:
     return nodes
 
 
-def _redirects(command: Node) -> tuple[tuple[Redirect, ...], str | None]:
-    nodes = _redirect_nodes(command)
+def _redirects(nodes: list[Node]) -> tuple[tuple[Redirect, ...], str | None]:
+    if not nodes:
+        return (), None
     found: list[Redirect] = []
     heredoc: str | None = None
     for child in nodes:
@@ -616,9 +618,11 @@ def _redirects(command: Node) -> tuple[tuple[Redirect, ...], str | None]:
     return tuple(found), heredoc
 
 
-def _substituted_command(command: Node) -> SimpleCommand | None:
+def _substituted_command(arguments: list[Node]) -> SimpleCommand | None:
     """The first command whose output is spliced into this command's arguments."""
-    for argument in command.children_by_field_name("argument"):
+    for argument in arguments:
+        if argument.type in _LEAVES:
+            continue  # plain words hold no substitution
         candidates = [argument, *argument.named_children]
         for candidate in candidates:
             if candidate.type in ("command_substitution", "process_substitution"):
@@ -628,9 +632,9 @@ def _substituted_command(command: Node) -> SimpleCommand | None:
     return None
 
 
-def _redirected_substitution(command: Node) -> SimpleCommand | None:
+def _redirected_substitution(redirects: list[Node]) -> SimpleCommand | None:
     """cmd < <(producer): the producer feeds the command's input."""
-    for redirect in _redirect_nodes(command):
+    for redirect in redirects:
         destination = redirect.child_by_field_name("destination")
         if destination is not None and destination.type == "process_substitution":
             inner = _first_command(destination)
