@@ -114,3 +114,13 @@ with this chart's values under the same keys (see README "Helm").
 {{- define "agent-policy-sidecar.policyChecksum" -}}
 {{- toYaml .Values.policies.files | sha256sum -}}
 {{- end -}}
+
+{{/*
+Pod annotations for an agent chart that includes the container: with
+policies.reload=restart, a policy edit changes the checksum and rolls the pods.
+*/}}
+{{- define "agent-policy-sidecar.podAnnotations" -}}
+{{- if eq .Values.policies.reload "restart" -}}
+checksum/policies: {{ include "agent-policy-sidecar.policyChecksum" . }}
+{{- end -}}
+{{- end -}}
