@@ -162,3 +162,50 @@ def test_the_dashboard_only_uses_metrics_the_sidecar_exports() -> None:
             for name in re.findall(r"\b((?:sidecar|grpc_server)_[a-z_]+)", target["expr"]):
                 base = re.sub(r"_(total|bucket|count|sum|info)$", "", name)
                 assert base in exported or name in exported, (panel["title"], name)
+
+
+def test_an_agent_chart_can_inject_the_sidecar(tmp_path: Path) -> None:
+    """The documented sidecar recipe, rendered for real with this chart as a subchart."""
+    import shutil
+
+    parent = tmp_path / "my-agent"
+    (parent / "templates").mkdir(parents=True)
+    shutil.copytree(CHART, parent / "charts" / "agent-policy-sidecar")
+    (parent / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: my-agent\nversion: 0.1.0\n"
+        "dependencies: [{name: agent-policy-sidecar, version: 0.1.0}]\n"
+    )
+    (parent / "values.yaml").write_text(
+        "agent-policy-sidecar:\n  mode: sidecar\n  policies:\n    reload: restart\n"
+        "    files:\n      10-team.yaml: |\n        permission: {mode: approve}\n"
+    )
+    snippet = (ROOT / "README.md").read_text().split("<!-- sidecar-recipe -->")[1]
+    template = snippet.split("```yaml\n", 1)[1].split("```", 1)[0]
+    (parent / "templates" / "deployment.yaml").write_text(template)
+    out = subprocess.run(
+        [HELM, "template", "demo", str(parent)], check=True, capture_output=True, text=True
+    )
+    docs = [doc for doc in yaml.safe_load_all(out.stdout) if doc]
+    pod = one(docs, "Deployment")["spec"]["template"]
+    containers = {c["name"]: c for c in pod["spec"]["containers"]}
+    assert set(containers) == {"agent", "policy-sidecar"}
+    assert containers["policy-sidecar"]["securityContext"]["readOnlyRootFilesystem"]
+    assert "checksum/policies" in pod["metadata"]["annotations"]
+    assert {v["name"] for v in pod["spec"]["volumes"]} == {
+        "policy-sidecar-policies",
+        "policy-sidecar-state",
+    }
+    path = tmp_path / "render.yaml"
+    path.write_text(out.stdout)
+    result = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "kubernetes-validate"),
+            "--strict",
+            "-k",
+            "1.30.0",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
