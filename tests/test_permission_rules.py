@@ -122,3 +122,22 @@ def test_glob_sets_remember_answers_without_changing_them() -> None:
         False,
         True,
     ]
+
+
+async def test_an_allowlist_asks_for_unknown_hosts_only(tmp_path: Path) -> None:
+    write_policy(
+        tmp_path, "egress.yaml", "egress:\n  allowed_domains: [example.com, '*.internal']\n"
+    )
+    engine = engine_for_mode(Mode.SMART_APPROVE, tmp_path)
+    allowed = "curl -sS https://api.example.com/x -o out.txt"  # out.txt is a file, not a host
+    unknown = "curl -sS https://elsewhere.example.net/x"
+    assert (await verdict(engine, allowed))[1] != "out.txt is not on the allowed destinations list"
+    decision = await engine.inspect("e", [ToolCall("1", "shell", {"command": allowed})])
+    assert not any(f.rule_id == "egress.unknown_domain" for f in decision.verdicts[0].findings)
+    decision = await engine.inspect("e", [ToolCall("2", "shell", {"command": unknown})])
+    assert any(f.rule_id == "egress.unknown_domain" for f in decision.verdicts[0].findings)
+    auto = engine_for_mode(Mode.AUTO, tmp_path)
+    decision = await auto.inspect(
+        "e", [ToolCall("3", "fetch", {"url": "https://elsewhere.example.net"})]
+    )
+    assert decision.verdicts[0].verdict is Verdict.ALLOW  # mode auto allows unknown hosts

@@ -135,3 +135,15 @@ def test_missing_directory_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(PolicyError) as raised:
         load_policy([tmp_path / "nope"])
     assert "not a directory" in str(raised.value)
+
+
+def test_argument_rule_examples_work_with_glob_only_tools(tmp_path: Path) -> None:
+    rule = (
+        "security:\n  rules:\n    - id: mcp.secret-path\n      category: c\n      risk: high\n"
+        "      message: m\n      arguments:\n        tool: ['mcp__*__read*']\n"
+        "        where: [{keys: [path], pattern: '^/secret'}]\n"
+        "      examples: {match: ['/secret/x'], no_match: ['/public']}\n"
+    )
+    loaded = load(tmp_path, {"r.yaml": rule}, bundled=True)
+    parts = EngineParts(Metrics(), StateStore(":memory:"), SecretScanner(), RepetitionTracker())
+    compile_policy(loaded, parts, None)  # examples check out: no PolicyError

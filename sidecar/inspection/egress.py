@@ -53,14 +53,36 @@ def sends(command: SimpleCommand) -> bool:
     return bool(subcommands and command.positionals and command.positionals[0] in subcommands)
 
 
+# Options whose next word is a value, not a destination (curl -o out.txt, wget -O f).
+_OPTION_VALUES = {
+    "curl": frozenset({
+        "-o", "--output", "-d", "--data", "--data-binary", "--data-raw", "--data-urlencode",
+        "-H", "--header", "-X", "--request", "-u", "--user", "-A", "--user-agent", "-e",
+        "--referer", "-F", "--form", "-T", "--upload-file", "-w", "--write-out", "-b",
+        "--cookie", "-c", "--cookie-jar", "-K", "--config", "--cacert", "--cert", "--key",
+        "-m", "--max-time", "--retry", "-r", "--range", "-z", "-C", "-E", "--output-dir",
+    }),
+    "wget": frozenset({
+        "-O", "--output-document", "-o", "--output-file", "-P", "--directory-prefix",
+        "--post-data", "--post-file", "--header", "-U", "--user-agent", "-e", "--execute",
+        "-T", "--timeout", "-t", "--tries", "--user", "--password", "-a", "--append-output",
+    }),
+}  # fmt: skip
+
+
 def destinations_of(command: SimpleCommand) -> list[str]:
     """Hosts a command contacts, as far as its arguments tell."""
     if not sends(command):
         return []
     hosts: list[str] = []
     takes_hosts = command.program in NETWORK_PROGRAMS
+    option_values = _OPTION_VALUES.get(command.program, frozenset())
+    previous = ""
     for argument in command.args:
+        is_value, previous = previous in option_values, argument
         value = argument.split("=", 1)[-1] if argument.startswith("--") else argument
+        if is_value and not _URL.search(value):
+            continue  # e.g. the file after -o
         url = _URL.search(value)
         if url:
             hosts.append(url.group(1).strip("[]").lower())

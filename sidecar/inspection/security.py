@@ -223,10 +223,11 @@ class CompiledRule:
                 self.shell.matches(CommandFacts(c)) for c in analysis.commands
             )
         assert self.arguments is not None
-        tool = next((g for g in self.arguments.tool_globs if "*" not in g), "example_tool")
+        # A tool name the rule's first glob matches: "*write*" -> "xwritex".
+        tool = self.arguments.tool_globs[0].replace("*", "x").replace("?", "x")
         if isinstance(example, str):
             example = {self.rule.arguments.where[0].keys[0]: example} if self.rule.arguments else {}
-        return self.arguments.matches(ToolCall("example", tool.replace("?", "x"), dict(example)))
+        return self.arguments.matches(ToolCall("example", tool, dict(example)))
 
 
 class RuleBook:
