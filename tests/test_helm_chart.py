@@ -28,6 +28,15 @@ def render(*args: str) -> list[dict[str, Any]]:
     return [doc for doc in yaml.safe_load_all(out.stdout) if doc]
 
 
+def assert_valid_kubernetes(path: Path) -> None:
+    """Strict validation against the Kubernetes 1.30 schemas bundled with kubernetes-validate."""
+    validate = Path(sys.executable).parent / "kubernetes-validate"
+    result = subprocess.run(
+        [str(validate), "--strict", "-k", "1.30.0", str(path)], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def kinds(docs: list[dict[str, Any]]) -> list[str]:
     return sorted(doc["kind"] for doc in docs)
 
@@ -140,18 +149,7 @@ def test_rendered_manifests_pass_kubernetes_schema_validation(tmp_path: Path) ->
     }.items():
         path = tmp_path / f"{name}.yaml"
         path.write_text(yaml.safe_dump_all(render(*args)))
-        result = subprocess.run(
-            [
-                str(Path(sys.executable).parent / "kubernetes-validate"),
-                "--strict",
-                "-k",
-                "1.30.0",
-                str(path),
-            ],
-            capture_output=True,
-            text=True,
-        )
-        assert result.returncode == 0, result.stdout + result.stderr
+        assert_valid_kubernetes(path)
 
 
 def test_the_dashboard_only_uses_metrics_the_sidecar_exports() -> None:
@@ -197,15 +195,4 @@ def test_an_agent_chart_can_inject_the_sidecar(tmp_path: Path) -> None:
     }
     path = tmp_path / "render.yaml"
     path.write_text(out.stdout)
-    result = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "kubernetes-validate"),
-            "--strict",
-            "-k",
-            "1.30.0",
-            str(path),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert_valid_kubernetes(path)
