@@ -23,7 +23,7 @@ from sidecar.policy.loader import PolicyError, bundled_policy_dir, load_policy
 from sidecar.policy.schema import policy_json_schema
 from sidecar.policy.testing import load_suites, run_suites, suite_files
 from sidecar.secrets import SecretScanner
-from sidecar.server import Sidecar, policy_directories, serve_until_signalled
+from sidecar.server import ListenError, Sidecar, policy_directories, serve_until_signalled
 from sidecar.state.store import StateStore
 
 MODES = ("auto", "smart_approve", "approve", "chat")
@@ -186,8 +186,8 @@ async def _run_server(settings: Settings) -> int:
     loop.add_signal_handler(signal.SIGHUP, sidecar.request_reload)
     try:
         await serve_until_signalled(sidecar, stop)
-    except OSError as error:
-        print(f"sidecar: cannot serve: {error}", file=sys.stderr)
+    except (ListenError, OSError) as error:
+        print(f"sidecar: {error}", file=sys.stderr)
         return 1
     return 0
 

@@ -46,6 +46,10 @@ SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
 
+class ListenError(Exception):
+    """An address could not be bound; the message names it."""
+
+
 def policy_directories(settings: Settings, extra: tuple[Path, ...] | None = None) -> list[Path]:
     bundled = [bundled_policy_dir()] if settings.bundled_policies else []
     return bundled + list(settings.policies if extra is None else extra)
@@ -113,18 +117,30 @@ class Sidecar:
         )
         credentials = self._credentials()
         for address in settings.listen:
-            if address.startswith("unix:") or credentials is None:
-                port = server.add_insecure_port(address)
-            else:
-                port = server.add_secure_port(address, credentials)
+            try:
+                if address.startswith("unix:") or credentials is None:
+                    port = server.add_insecure_port(address)
+                else:
+                    port = server.add_secure_port(address, credentials)
+            except RuntimeError:
+                await self.stop(grace=0)
+                raise ListenError(
+                    f"cannot listen on {address} (in use, or not permitted)"
+                ) from None
             self.addresses.append(_bound(address, port))
         await server.start()
         self._server = server
         if settings.metrics_listen != "off":
             host, _, port_text = settings.metrics_listen.rpartition(":")
-            self._metrics_http, _ = start_http_server(
-                int(port_text), addr=host.strip("[]"), registry=self.metrics.registry
-            )
+            try:
+                self._metrics_http, _ = start_http_server(
+                    int(port_text), addr=host.strip("[]"), registry=self.metrics.registry
+                )
+            except OSError as error:
+                await self.stop(grace=0)
+                raise ListenError(
+                    f"cannot serve metrics on {settings.metrics_listen}: {error.strerror}"
+                ) from None
             self.metrics_port = self._metrics_http.server_port
         try:
             # Off the event loop: health and other RPCs keep answering meanwhile.

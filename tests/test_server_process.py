@@ -261,3 +261,27 @@ def test_tls_and_mutual_tls(certificates: Path) -> None:
     finally:
         code, err = stop(process)
     assert code == 0, err
+
+
+@pytest.mark.parametrize("which", ["--listen", "--metrics-listen"])
+def test_an_address_in_use_is_a_clear_error(tmp_path: Path, which: str) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = f"127.0.0.1:{busy.getsockname()[1]}"
+        args = [
+            "--state",
+            ":memory:",
+            "--metrics-listen",
+            "off",
+            "--listen",
+            f"unix:{tmp_path}/s.sock",
+        ]
+        args += [which, taken]
+        process = run_sidecar(*args)
+        _, err = process.communicate(timeout=30)
+    assert process.returncode == 1
+    assert taken in err
+    assert "Traceback" not in err
