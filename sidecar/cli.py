@@ -24,7 +24,7 @@ from sidecar.policy.schema import policy_json_schema
 from sidecar.policy.testing import load_suites, run_suites, suite_files
 from sidecar.secrets import SecretScanner
 from sidecar.server import ListenError, Sidecar, policy_directories, serve_until_signalled
-from sidecar.state.store import StateStore
+from sidecar.state.store import StateError, StateStore
 
 MODES = ("auto", "smart_approve", "approve", "chat")
 
@@ -186,7 +186,7 @@ async def _run_server(settings: Settings) -> int:
     loop.add_signal_handler(signal.SIGHUP, sidecar.request_reload)
     try:
         await serve_until_signalled(sidecar, stop)
-    except (ListenError, OSError) as error:
+    except (ListenError, StateError, OSError) as error:
         print(f"sidecar: {error}", file=sys.stderr)
         return 1
     return 0

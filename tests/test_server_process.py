@@ -285,3 +285,14 @@ def test_an_address_in_use_is_a_clear_error(tmp_path: Path, which: str) -> None:
     assert process.returncode == 1
     assert taken in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("state", ["/proc/no/such/dir/state.db", "/etc/passwd"])
+def test_an_unusable_state_file_is_a_clear_error(tmp_path: Path, state: str) -> None:
+    process = run_sidecar(
+        "--listen", f"unix:{tmp_path}/s.sock", "--metrics-listen", "off", "--state", state
+    )
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 1
+    assert f"cannot use the state file {state}" in err
+    assert "Traceback" not in err

@@ -75,6 +75,10 @@ MIGRATIONS: tuple[str, ...] = (
 )
 
 
+class StateError(Exception):
+    """The state file cannot be used; the message names it."""
+
+
 class StateStore:
     """Answers are read on every Inspect, so reads go through a bounded in-memory cache.
 
@@ -85,6 +89,12 @@ class StateStore:
     def __init__(self, path: str, cache_entries: int = 100_000) -> None:
         self._cache: OrderedDict[tuple[str, str, str], Verdict | None] = OrderedDict()
         self._cache_entries = cache_entries
+        try:
+            self._open(path)
+        except (OSError, sqlite3.Error) as error:
+            raise StateError(f"cannot use the state file {path}: {error}") from None
+
+    def _open(self, path: str) -> None:
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
@@ -103,7 +113,7 @@ class StateStore:
         with self._lock:
             current = self.schema_version
             if current > len(MIGRATIONS):
-                raise RuntimeError(
+                raise StateError(
                     f"state store schema version {current} is newer than this sidecar "
                     f"understands ({len(MIGRATIONS)}); refusing to touch it"
                 )
