@@ -58,3 +58,12 @@ async def test_unparseable_input_asks_rather_than_allows() -> None:
         "bad", [ToolCall("1", "shell", {"command": CASES["unterminated everything"]})]
     )
     assert decision.verdicts[0].verdict is not Verdict.ALLOW
+
+
+@pytest.mark.parametrize(
+    "arguments", [{}, {"command": 42}, {"command": {"x": "rm -rf /"}}, {"cmd": "rm -rf /"}]
+)
+async def test_a_shell_call_without_a_text_command_asks(arguments: dict[str, object]) -> None:
+    decision = await ENGINE.inspect("nt", [ToolCall("1", "shell", arguments)])
+    assert decision.verdicts[0].verdict is Verdict.REQUIRE_APPROVAL
+    assert "missing or not text" in decision.verdicts[0].reason

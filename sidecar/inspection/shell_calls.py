@@ -37,15 +37,22 @@ class ShellCalls:
                 return value if isinstance(value, str) else None
         return None
 
+    def is_shell(self, call: ToolCall) -> bool:
+        return any(globs.matches(call.name) for _, globs in self._tools)
+
     def analyse(self, call: ToolCall) -> ShellAnalysis | None:
         line = self.command_line(call)
         if line is None:
-            return None
+            # A shell tool whose command is missing or not text: cannot tell, so ask.
+            return NOT_TEXT if self.is_shell(call) else None
         if len(line) > self.max_bytes:
             return TOO_LARGE
         return analyse(line, self._wrappers)
 
 
+NOT_TEXT = ShellAnalysis(
+    commands=(), problems=("the command argument is missing or not text",), parse_error=False
+)
 # Not parsed: analysing adversarial megabytes would stall every other call.
 TOO_LARGE = ShellAnalysis(
     commands=(), problems=("the command line is too large to analyse",), parse_error=False
