@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 
@@ -191,4 +191,3 @@ class SessionState:
     calibration: float = 1.0  # provider tokens per estimated token
     recoveries: int = 0  # context_exceeded compactions in a row
     next_seq: int = 1
-    extra: dict[str, Any] = field(default_factory=dict)

@@ -42,7 +42,3 @@ class Mode(enum.IntEnum):
                 f"unknown permission mode {text!r} (expected one of {names})"
             ) from None
 
-
-def strictest(verdicts: list[Verdict]) -> Verdict:
-    """DENY > REQUIRE_APPROVAL > ALLOW; an empty list allows."""
-    return max(verdicts, default=Verdict.ALLOW)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from collections.abc import Sequence
 
 from sidecar.engine import ActivePolicy, EngineParts
@@ -27,12 +26,10 @@ class ShadowEvaluator:
         self.parts = parts  # separate trackers from the active policy's
         self._metrics = metrics
         self.candidate: ActivePolicy | None = None
-        self.loaded_at = 0.0
         self._pending: set[asyncio.Task[None]] = set()
 
     async def install(self, candidate: ActivePolicy) -> None:
         self.candidate = candidate
-        self.loaded_at = time.time()
 
     def submit(
         self,
