@@ -19,7 +19,7 @@ from sidecar.inspection.permission import GrantLookup, PermissionInspector
 from sidecar.inspection.repetition import RepetitionInspector, RepetitionTracker
 from sidecar.inspection.security import VERDICTS, RuleBook, SecurityInspector, check_examples
 from sidecar.inspection.verdict import Mode, Verdict
-from sidecar.model_client import ChatModelClient, ModelSettings
+from sidecar.model_client import ChatModelClient
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import LoadedPolicy, PolicyError, PolicyProblem
@@ -129,7 +129,7 @@ def mask_verdict(verdict: CallVerdict, secrets: SecretScanner) -> CallVerdict:
 
 def _adversary(policy: Policy) -> AdversaryInspector:
     settings = policy.adversary
-    if not settings.base_url or not settings.model:
+    if not settings.configured:
         raise PolicyError(
             [
                 PolicyProblem(
@@ -142,16 +142,7 @@ def _adversary(policy: Policy) -> AdversaryInspector:
             ]
         )
     timeout = policy.settings_for("adversary").timeout_ms / 1000
-    client = ChatModelClient(
-        ModelSettings(
-            base_url=settings.base_url,
-            model=settings.model,
-            api_key_env=settings.api_key_env,
-            api_key_file=settings.api_key_file,
-            timeout_seconds=timeout,
-            retries=settings.retries,
-        )
-    )
+    client = ChatModelClient.for_endpoint(settings, timeout)
     return AdversaryInspector(client, settings.tools, VERDICTS[settings.block_verdict])
 
 

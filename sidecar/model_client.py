@@ -11,7 +11,7 @@ import asyncio
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -42,7 +42,40 @@ def read_api_key(settings: ModelSettings) -> str | None:
     return None
 
 
+class Endpoint(Protocol):
+    """Where a model is and how to authenticate (the policy's ModelEndpoint)."""
+
+    @property
+    def base_url(self) -> str | None: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def api_key_env(self) -> str | None: ...
+    @property
+    def api_key_file(self) -> Path | None: ...
+    @property
+    def retries(self) -> int: ...
+
+
 class ChatModelClient:
+    @classmethod
+    def for_endpoint(
+        cls, endpoint: Endpoint, timeout_seconds: float, max_tokens: int = 256
+    ) -> ChatModelClient:
+        if not endpoint.base_url or not endpoint.model:
+            raise ModelError("the endpoint needs base_url and model")
+        return cls(
+            ModelSettings(
+                base_url=endpoint.base_url,
+                model=endpoint.model,
+                api_key_env=endpoint.api_key_env,
+                api_key_file=endpoint.api_key_file,
+                timeout_seconds=timeout_seconds,
+                retries=endpoint.retries,
+                max_tokens=max_tokens,
+            )
+        )
+
     def __init__(self, settings: ModelSettings) -> None:
         self._settings = settings
         headers = {"Content-Type": "application/json"}

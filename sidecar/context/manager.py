@@ -39,9 +39,9 @@ from sidecar.context.pairing import (
 from sidecar.context.store import SessionStore
 from sidecar.context.summarizer import FallbackSummarizer, ModelSummarizer, Summarizer
 from sidecar.context.tokens import TokenCount, calibrate, count, estimate
-from sidecar.model_client import ChatModelClient, ModelSettings
+from sidecar.model_client import ChatModelClient
 from sidecar.observability.metrics import Metrics
-from sidecar.policy.schema import ContextPolicy
+from sidecar.policy.schema import ContextPolicy, SummarizerPolicy
 
 log = logging.getLogger("sidecar.context")
 
@@ -171,7 +171,7 @@ class ContextManager:
         self._cache: OrderedDict[str, _Session] = OrderedDict()
         self._max_cached = max_cached_sessions
         self._tasks: set[asyncio.Task[None]] = set()
-        self._summarizers: dict[tuple[object, ...], Summarizer] = {}
+        self._summarizers: dict[SummarizerPolicy, ModelSummarizer] = {}
 
     # -- sessions ---------------------------------------------------------------
 
@@ -573,22 +573,13 @@ class ContextManager:
 
     def _summarizer(self) -> Summarizer:
         settings = self._policy().summarizer
-        if not settings.base_url or not settings.model:
+        if not settings.configured:
             return FallbackSummarizer()
-        key = (settings.base_url, settings.model, settings.api_key_env, settings.api_key_file,
-               settings.timeout_ms, settings.retries)  # fmt: skip
-        summarizer = self._summarizers.get(key)
+        summarizer = self._summarizers.get(settings)  # policies are frozen, so hashable
         if summarizer is None:
-            client = ChatModelClient(
-                ModelSettings(
-                    base_url=settings.base_url, model=settings.model,
-                    api_key_env=settings.api_key_env, api_key_file=settings.api_key_file,
-                    timeout_seconds=settings.timeout_ms / 1000, retries=settings.retries,
-                    max_tokens=800,
-                )
-            )  # fmt: skip
+            client = ChatModelClient.for_endpoint(settings, settings.timeout_ms / 1000, 800)
             summarizer = ModelSummarizer(client, self._metrics)
-            self._summarizers[key] = summarizer
+            self._summarizers[settings] = summarizer
         return summarizer
 
     async def drain(self) -> None:
@@ -601,8 +592,7 @@ class ContextManager:
             task.cancel()
         await asyncio.gather(*list(self._tasks), return_exceptions=True)
         for summarizer in self._summarizers.values():
-            if isinstance(summarizer, ModelSummarizer):
-                await summarizer.close()
+            await summarizer.close()
 
 
 def _fingerprint(message: Message) -> str:

@@ -41,4 +41,3 @@ class Mode(enum.IntEnum):
             raise ValueError(
                 f"unknown permission mode {text!r} (expected one of {names})"
             ) from None
-

@@ -250,20 +250,29 @@ class EgressPolicy(Strict):
     path_arguments: tuple[str, ...] = ("path", "file_path", "filename", "file", "target_file")
 
 
-class AdversaryPolicy(Strict):
-    """The model reviewer. Enable it with inspectors.adversary.enabled: true."""
+class ModelEndpoint(Strict):
+    """An OpenAI-compatible chat-completions endpoint (sidecar/model_client.py)."""
 
     base_url: str | None = Field(default=None, description="OpenAI-compatible, e.g. .../v1")
     model: str | None = None
     api_key_env: str | None = Field(default=None, description="Environment variable with the key.")
     api_key_file: Path | None = Field(default=None, description="File with the key.")
+    retries: int = Field(default=1, ge=0, le=5)
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url and self.model)
+
+
+class AdversaryPolicy(ModelEndpoint):
+    """The model reviewer. Enable it with inspectors.adversary.enabled: true."""
+
     tools: tuple[str, ...] = Field(
         default=("shell", "bash", "run_shell_command", "execute_command", "write_file",
                  "edit_file", "http_request", "fetch", "send_*"),
         description="Globs of the tools the model reviews; others are not sent to it.",
     )  # fmt: skip
     block_verdict: VerdictName = "deny"
-    retries: int = Field(default=1, ge=0, le=5)
 
 
 class KindVisibility(Strict):
@@ -271,13 +280,9 @@ class KindVisibility(Strict):
     agent_visible: bool
 
 
-class SummarizerPolicy(Strict):
+class SummarizerPolicy(ModelEndpoint):
     """A model for summaries; without one, a deterministic summary is used."""
 
-    base_url: str | None = None
-    model: str | None = None
-    api_key_env: str | None = None
-    api_key_file: Path | None = None
     timeout_ms: float = Field(default=20_000, gt=0, le=300_000)
     retries: int = Field(default=2, ge=0, le=5)
 
