@@ -244,7 +244,7 @@ async def _inspect(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> i
             "id": call.id,
             "tool": call.name,
             "verdict": verdict.verdict.label,
-            "reason": parts.secrets.mask(verdict.reason),
+            "reason": verdict.reason,  # already masked by the engine
             "rules": [f.rule_id for f in verdict.findings if f.verdict.label != "allow"],
         }
         stdout.write(json.dumps(record) + "\n")

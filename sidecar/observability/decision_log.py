@@ -71,7 +71,7 @@ class DecisionLog:
             "id": verdict.call.id,
             "tool": verdict.call.name,
             "verdict": verdict.verdict.label,
-            "reason": self._secrets.mask(verdict.reason),
+            "reason": verdict.reason,  # already masked by the engine
             "inspectors": {name: v.label for name, v in per_inspector.items()},
             "rules": [f.rule_id for f in verdict.findings if f.verdict is not Verdict.ALLOW],
             "arguments": arguments,
