@@ -116,3 +116,21 @@ async def test_bad_answers_are_invalid_argument(
         await record(sidecar.addresses[0], **fields)
     assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert (raised.value.details() or "").startswith(field + ":")
+
+
+def test_the_store_finds_answers_of_both_kinds_after_reopening(tmp_path) -> None:
+    # Sessions with answers are indexed in memory at open; both tables must feed it.
+    from sidecar.inspection.verdict import Verdict
+    from sidecar.state.store import StateStore
+
+    path = str(tmp_path / "state.db")
+    store = StateStore(path)
+    store.record_answer("a", "shell", "call-1", "allow_once", Verdict.ALLOW, False, "d1")
+    store.record_answer("b", "deploy", "", "always_deny", Verdict.DENY, True, "d2")
+    assert store.one_time_answer("a", "call-1") is Verdict.ALLOW
+    reopened = StateStore(path)
+    assert reopened.one_time_answer("a", "call-1") is Verdict.ALLOW
+    assert reopened.one_time_answer("a", "call-2") is None
+    assert reopened.standing_answer("b", "deploy") is Verdict.DENY
+    assert reopened.standing_answer("a", "deploy") is None
+    assert reopened.standing_answer("never-answered", "deploy") is None

@@ -66,3 +66,16 @@ async def test_repeats_within_one_batch_count_and_the_limit_is_configurable(
         pb.VERDICT_DENY,
     ]
     assert response.verdicts[2].findings[-1].rule_id == "repetition.limit"
+
+
+def test_the_tracker_compares_canonical_arguments_not_python_equality() -> None:
+    from sidecar.inspection.model import ToolCall
+    from sidecar.inspection.repetition import RepetitionTracker
+
+    tracker = RepetitionTracker()
+    assert tracker.observe("s", ToolCall("1", "t", {"a": 1, "b": [1, 2]})) == 1
+    assert tracker.observe("s", ToolCall("2", "t", {"b": [1, 2], "a": 1})) == 2  # key order
+    # Python calls 1, 1.0 and True equal; as JSON they are different arguments.
+    assert tracker.observe("s", ToolCall("3", "t", {"b": [1, 2], "a": True})) == 1
+    assert tracker.observe("s", ToolCall("4", "t", {"b": [1, 2], "a": 1.0})) == 1
+    assert tracker.observe("s", ToolCall("5", "u", {"b": [1, 2], "a": 1.0})) == 1  # name

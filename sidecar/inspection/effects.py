@@ -64,14 +64,32 @@ def dumps_environment(command: SimpleCommand) -> bool:
 
 
 class SensitivePaths:
-    """RE2 patterns for paths that hold secrets, matched as one set."""
+    """RE2 patterns for paths that hold secrets, matched as one set.
+
+    The same few paths (".", "src", "README.md") come up again and again, so short
+    ones are answered from a bounded memory instead of a fresh search.
+    """
+
+    MAX_REMEMBERED = 4096
+    REMEMBERED_LENGTH = 256
 
     def __init__(self, patterns: Iterable[str]) -> None:
         self.patterns = tuple(patterns)
         joined = "|".join(f"(?:{p})" for p in self.patterns)
         self._regex = re2.compile(joined) if self.patterns else None
+        self._answers: dict[str, bool] = {}
 
     def matches(self, path: str) -> bool:
+        answer = self._answers.get(path)
+        if answer is None:
+            answer = self._search(path)
+            if len(path) <= self.REMEMBERED_LENGTH:
+                if len(self._answers) >= self.MAX_REMEMBERED:
+                    self._answers.clear()
+                self._answers[path] = answer
+        return answer
+
+    def _search(self, path: str) -> bool:
         if self._regex is None or not path or ("://" in path and "file://" not in path):
             return False  # a URL names a remote resource, not a local file
         return self._regex.search(_strip_file_marker(path.strip("'\""))) is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
 from sidecar.inspection.verdict import Risk, Verdict
@@ -14,8 +15,20 @@ NAME = "repetition"
 
 @dataclass(slots=True)
 class _Streak:
-    key: tuple[str, str]
+    name: str
+    arguments: dict[str, Any]
     count: int
+
+    def continues_with(self, call: ToolCall) -> bool:
+        # Dict equality already ignores key order; the canonical JSON (the real
+        # definition of "same arguments") only settles the rare repeat, where
+        # Python equality would call 1, 1.0 and true the same.
+        return (
+            call.name == self.name
+            and call.arguments == self.arguments
+            and call.canonical_arguments
+            == ToolCall("", self.name, self.arguments).canonical_arguments
+        )
 
 
 class RepetitionTracker:
@@ -30,12 +43,11 @@ class RepetitionTracker:
 
     def observe(self, session_id: str, call: ToolCall) -> int:
         """Record the call; return how many identical calls in a row it makes."""
-        key = (call.name, call.canonical_arguments)
         streak = self._streaks.get(session_id)
-        if streak is not None and streak.key == key:
+        if streak is not None and streak.continues_with(call):
             streak.count += 1
         else:
-            streak = _Streak(key, 1)
+            streak = _Streak(call.name, call.arguments, 1)
             self._streaks[session_id] = streak
         self._streaks.move_to_end(session_id)
         while len(self._streaks) > self._max_sessions:

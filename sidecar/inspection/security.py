@@ -89,6 +89,9 @@ class CommandFacts:
         return self._reads
 
 
+_MAX_REMEMBERED_NAMES = 4096
+
+
 class CompiledShellMatch:
     def __init__(self, match: ShellMatch, sensitive: SensitivePaths) -> None:
         self.programs = frozenset(match.program)
@@ -112,6 +115,8 @@ class CompiledShellMatch:
             or self.input_from or self.reads_sensitive
         )  # fmt: skip
         self._sensitive = sensitive
+        # Few distinct program names occur, so a pattern on them is searched once per name.
+        self._name_answers: dict[str, bool] = {}
 
     def matches_analysis(self, analysis: ShellAnalysis) -> bool:
         """Conditions on the script as a whole."""
@@ -120,7 +125,15 @@ class CompiledShellMatch:
     def _names(self, program: str) -> bool:
         if program in self.programs:
             return True
-        return self.program_pattern.given and self.program_pattern.any([program])
+        if not self.program_pattern.given:
+            return False
+        answer = self._name_answers.get(program)
+        if answer is None:
+            answer = self.program_pattern.any([program])
+            if len(self._name_answers) >= _MAX_REMEMBERED_NAMES:
+                self._name_answers.clear()
+            self._name_answers[program] = answer
+        return answer
 
     def matches(self, facts: CommandFacts) -> bool:
         command = facts.command

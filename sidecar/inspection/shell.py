@@ -16,8 +16,9 @@ import functools
 import itertools
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser, Tree
@@ -73,14 +74,14 @@ DEFAULT_WRAPPERS: Mapping[str, WrapperSpec] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Redirect:
+# Results are NamedTuples: immutable and hashable like frozen dataclasses, but about
+# four times cheaper to build, and the walk builds one per command it finds.
+class Redirect(NamedTuple):
     operator: str  # ">", ">>", "<", "&>", ...
     target: str
 
 
-@dataclass(frozen=True, slots=True)
-class SimpleCommand:
+class SimpleCommand(NamedTuple):
     """One program invocation, after unwrapping."""
 
     program: str  # basename of the executable ("rm" for "/bin/rm")
@@ -96,23 +97,30 @@ class SimpleCommand:
         return any(n in self.flags for n in names)
 
 
-@dataclass(frozen=True, slots=True)
-class ShellAnalysis:
+class ShellAnalysis(NamedTuple):
     commands: tuple[SimpleCommand, ...]
     problems: tuple[str, ...]  # what cannot be resolved statically
     parse_error: bool = False
     recursive_functions: tuple[str, ...] = ()  # functions that call themselves (fork bombs)
 
 
-@dataclass(slots=True)
-class _Word:
-    text: str
-    dynamic: bool = False
+class _Dynamic(str):
+    """A word whose value is only known at run time ($X, $(cmd)); it holds the source text.
+
+    Static words are plain strings: most words are, and a str costs nothing to make.
+    """
+
+    __slots__ = ()
+
+
+def _dynamic(word: str) -> bool:
+    return type(word) is _Dynamic
 
 
 @dataclass(slots=True)
 class _Walk:
     wrappers: Mapping[str, WrapperSpec]
+    source: str = ""  # the script whose tree is being walked (nested scripts swap it)
     commands: list[SimpleCommand] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     parse_error: bool = False
@@ -121,7 +129,6 @@ class _Walk:
 
 _LANGUAGE = Language(tree_sitter_bash.language())
 _PARSERS = threading.local()
-_SOURCE = threading.local()  # the script whose tree is being walked, in this thread
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
@@ -169,37 +176,54 @@ def _walk_script(
     # other character is one ASCII letter, and read all text from the original.
     stand_in = script if script.isascii() else _NON_ASCII.sub("a", script)
     tree = _parser().parse(stand_in.encode("ascii"))
-    outer = getattr(_SOURCE, "text", "")
-    _SOURCE.text = script
+    outer = walk.source
+    walk.source = script
     try:
         _walk_tree(walk, tree, depth, via, input_from)
     finally:
-        _SOURCE.text = outer
+        walk.source = outer
 
 
 def _walk_tree(
     walk: _Walk, tree: Tree, depth: int, via: str, input_from: SimpleCommand | None
 ) -> None:
-    if tree.root_node.has_error:
+    root = tree.root_node
+    broken = root.has_error  # covers every ERROR and MISSING node below
+    if broken:
         walk.parse_error = True
+    source = walk.source
+    # Code hides inside a word only behind `$(`, backticks or `<(`/`>(` (and the grammar
+    # reads `print(x)` as a command holding a subshell): without these characters a
+    # command's own children cannot hold another command. Error recovery can put
+    # anything anywhere, so a broken tree is searched everywhere.
+    nested = broken or "$" in source or "`" in source or "(" in source
     previous_stage: dict[int, int] = {}  # pipeline stage id -> the stage feeding it
     stage_heads: dict[int, SimpleCommand] = {}  # node id -> the last command inside it
-    stack: list[Node] = [tree.root_node]
+    stack: list[Node] = [root]
     while stack:
         node = stack.pop()
         kind = node.type
-        if kind == "pipeline":
+        if kind == "command":
+            around = _stage_ancestors(node)
+            # A pipeline is visited before anything inside it, so with none seen yet
+            # this command neither reads from a pipe nor feeds one.
+            feed, piped = (
+                _feed_of(node, around, previous_stage, stage_heads)
+                if previous_stage
+                else (None, False)
+            )
+            if not piped and depth:
+                feed = input_from
+            head = _command(walk, node, around, depth, via, feed, nested)
+            if head is not None and previous_stage:
+                for inside in (node, *around):  # the last command inside a stage feeds the next
+                    stage_heads[inside.id] = head
+            if not nested:
+                continue
+        elif kind == "pipeline":
             stages = [c for c in node.named_children if c.type != "comment"]
             for before, after in itertools.pairwise(stages):
                 previous_stage[after.id] = before.id
-        elif kind == "command":
-            # Earlier stages were walked first (children are pushed in reverse).
-            feed, piped = _feed_of(node, previous_stage, stage_heads)
-            if not piped and depth:
-                feed = input_from
-            head = _command(walk, node, depth, via, feed)
-            if head is not None:
-                _record_producer(node, head, stage_heads)
         elif kind in ("declaration_command", "unset_command"):
             _declaration(walk, node, via)
         elif (
@@ -208,50 +232,49 @@ def _walk_tree(
             and node.parent.type
             in ("program", "list", "compound_statement", "subshell", "do_group")
         ):
-            text = _assignment(node)  # a bare FOO=1 statement
-            walk.commands.append(SimpleCommand("(assign)", (text,), frozenset(), (text,), via=via))
-        elif kind == "function_definition" and _calls_itself(node):
+            text = _assignment(node, source)  # a bare FOO=1 statement
+            walk.commands.append(SimpleCommand("(assign)", (text,), _NO_FLAGS, (text,), via=via))
+        elif kind == "function_definition" and _calls_itself(node, source):
             name = node.child_by_field_name("name")
-            walk.recursive_functions.append(_text(name) if name is not None else "?")
+            walk.recursive_functions.append(_text(name, source) if name is not None else "?")
         elif kind in ("raw_string", "heredoc_body", "comment"):
             continue  # data, never executed by itself
-        elif kind == "ERROR":
-            walk.parse_error = True
         # Anonymous tokens and leaf words hold no commands: skip them unvisited.
         stack.extend(c for c in reversed(node.named_children) if c.type not in _LEAVES)
 
 
 def _declaration(walk: _Walk, node: Node, via: str) -> None:
     """export/declare/local/readonly/unset: builtins that change the shell's variables."""
+    source = walk.source
     keyword = next((c for c in node.children if not c.is_named), None)
     program = keyword.type if keyword is not None else "export"
     args = tuple(
-        _assignment(c) if c.type == "variable_assignment" else _resolve(c).text
+        _assignment(c, source) if c.type == "variable_assignment" else _resolve(c, source)
         for c in node.named_children
     )
     flags, positionals = _split_flags(args)
     walk.commands.append(SimpleCommand(program, args, flags, positionals, via=via))
 
 
-def _assignment(node: Node) -> str:
+def _assignment(node: Node, source: str) -> str:
     name = node.child_by_field_name("name")
     value = node.child_by_field_name("value")
-    left = _text(name) if name is not None else ""
-    return f"{left}={_resolve(value).text}" if value is not None else f"{left}="
+    left = _text(name, source) if name is not None else ""
+    return f"{left}={_resolve(value, source)}" if value is not None else f"{left}="
 
 
-def _calls_itself(function: Node) -> bool:
+def _calls_itself(function: Node, source: str) -> bool:
     name_node = function.child_by_field_name("name")
     body = function.child_by_field_name("body")
     if name_node is None or body is None:
         return False
-    name = _text(name_node)
+    name = _text(name_node, source)
     stack = [body]
     while stack:
         node = stack.pop()
         if node.type == "command":
             called = node.child_by_field_name("name")
-            if called is not None and _resolve(called).text == name:
+            if called is not None and _resolve(called, source) == name:
                 return True
         stack.extend(node.named_children)
     return False
@@ -314,57 +337,63 @@ _STAGE_CONTAINERS = frozenset(
     }
 )
 _MAX_STAGE_DEPTH = 64  # deeper nesting is not worth following, and keeps this linear
+_NO_FLAGS: frozenset[str] = frozenset()
+
+
+def _stage_ancestors(command: Node) -> list[Node]:
+    """The unbroken run of containers above a command: its pipes and redirects live there."""
+    found: list[Node] = []
+    current = command.parent
+    while (
+        current is not None and len(found) < _MAX_STAGE_DEPTH and current.type in _STAGE_CONTAINERS
+    ):
+        found.append(current)
+        current = current.parent
+    return found
 
 
 def _feed_of(
-    command: Node, previous_stage: dict[int, int], producers: dict[int, SimpleCommand]
+    command: Node,
+    around: list[Node],
+    previous_stage: dict[int, int],
+    producers: dict[int, SimpleCommand],
 ) -> tuple[SimpleCommand | None, bool]:
     """The command whose output this one reads through a pipe, and whether it is piped."""
-    current = command
-    for _ in range(_MAX_STAGE_DEPTH):
-        if current.id in previous_stage:
-            return producers.get(previous_stage[current.id]), True
-        parent = current.parent
-        if parent is None or parent.type not in _STAGE_CONTAINERS:
-            break
-        current = parent
+    for inside in (command, *around):
+        stage = previous_stage.get(inside.id)
+        if stage is not None:
+            return producers.get(stage), True
     return None, False
 
 
-def _record_producer(
-    command: Node, built: SimpleCommand, producers: dict[int, SimpleCommand]
-) -> None:
-    """The last command inside a stage is what the next stage reads from."""
-    current: Node | None = command
-    for _ in range(_MAX_STAGE_DEPTH):
-        if current is None:
-            break
-        producers[current.id] = built
-        current = current.parent
-        if current is None or current.type not in _STAGE_CONTAINERS:
-            break
-
-
 def _command(
-    walk: _Walk, node: Node, depth: int, via: str, input_from: SimpleCommand | None
+    walk: _Walk,
+    node: Node,
+    around: list[Node],
+    depth: int,
+    via: str,
+    input_from: SimpleCommand | None,
+    nested: bool,
 ) -> SimpleCommand | None:
     name_node = node.child_by_field_name("name")
     if name_node is None:
         return None
+    source = walk.source
     arguments = node.children_by_field_name("argument")
-    words = [_resolve(name_node), *(_resolve(c) for c in arguments)]
-    redirect_nodes = _redirect_nodes(node)
-    redirects, heredoc = _redirects(redirect_nodes)
-    if input_from is None:
-        input_from = _substituted_command(arguments)
-    if input_from is None and redirect_nodes:
-        input_from = _redirected_substitution(redirect_nodes)
+    words = [_resolve(name_node, source)]
+    words += [_resolve(c, source) for c in arguments]
+    redirect_nodes = _redirect_nodes(node, around)
+    redirects, heredoc = _redirects(redirect_nodes, source) if redirect_nodes else ((), None)
+    if input_from is None and nested:
+        input_from = _substituted_command(arguments, source)
+        if input_from is None and redirect_nodes:
+            input_from = _redirected_substitution(redirect_nodes, source)
     return _emit(walk, words, redirects, heredoc, depth, via, input_from, wrappers=())
 
 
 def _emit(
     walk: _Walk,
-    words: list[_Word],
+    words: list[str],
     redirects: tuple[Redirect, ...],
     heredoc: str | None,
     depth: int,
@@ -375,20 +404,20 @@ def _emit(
     if not words:
         return None
     name = words[0]
-    if name.dynamic:
-        walk.problems.append(f"command name is computed at run time: {name.text[:80]}")
+    if _dynamic(name):
+        walk.problems.append(f"command name is computed at run time: {name[:80]}")
         return None
-    program = _program_name(name.text)
+    program = _program_name(name)
     if not program:
         return None
-    if all(part in _RESERVED_WORDS for part in program.split()):
+    if _only_keywords(program):
         # `sudo { rm -rf /; }`: judge what follows the keyword, to be safe.
         return _emit(walk, words[1:], redirects, heredoc, depth, via, input_from, wrappers)
     rest = words[1:]
     spec = walk.wrappers.get(program)
     if spec is not None:
-        own_options = itertools.takewhile(lambda w: w.text.startswith("-"), rest)
-        if any(w.text in spec.not_executing_flags for w in own_options):
+        own_options = itertools.takewhile(lambda w: w.startswith("-"), rest)
+        if any(w in spec.not_executing_flags for w in own_options):
             return _record(walk, program, rest, redirects, input_from, wrappers, via)
         inner = _unwrap(rest, spec)
         # The wrapper runs too (sudo, chroot): rules may care about it as well.
@@ -396,35 +425,49 @@ def _emit(
         if not inner:
             return wrapper  # `env` alone prints the environment
         if program == "env":
-            inner = _env_split_string(walk, rest, inner, depth, via)
+            inner = _env_split_string(rest, inner)
         if program == "xargs":
             # xargs appends what it reads to the command: use it where it is static.
             inner = inner + _static_output(input_from)
             via = "xargs"
         return _emit(walk, inner, redirects, heredoc, depth, via, input_from, (*wrappers, program))
     command = _record(walk, program, rest, redirects, input_from, wrappers, via)
-    _follow_nested(walk, command, rest, heredoc, depth)
+    if program in _RUNS_CODE:
+        _follow_nested(walk, command, rest, heredoc, depth)
     return command
+
+
+def _only_keywords(program: str) -> bool:
+    """A "program" that is nothing but reserved words (`{`, `if`, `" { "`)."""
+    if program in _RESERVED_WORDS:
+        return True
+    if program.isalnum():
+        return False  # one plain word that is not reserved
+    return all(part in _RESERVED_WORDS for part in program.split())
 
 
 def _record(
     walk: _Walk,
     program: str,
-    rest: list[_Word],
+    rest: list[str],
     redirects: tuple[Redirect, ...],
     input_from: SimpleCommand | None,
     wrappers: tuple[str, ...],
     via: str,
 ) -> SimpleCommand:
-    args = tuple(w.text for w in rest)
+    args = tuple(rest)
     flags, positionals = _split_flags(args)
     command = SimpleCommand(program, args, flags, positionals, redirects, input_from, wrappers, via)
     walk.commands.append(command)
     return command
 
 
+# Programs whose arguments, input or here-document can be code that runs.
+_RUNS_CODE = SHELLS | {"eval", "source", ".", "find"}
+
+
 def _follow_nested(
-    walk: _Walk, command: SimpleCommand, rest: list[_Word], heredoc: str | None, depth: int
+    walk: _Walk, command: SimpleCommand, rest: list[str], heredoc: str | None, depth: int
 ) -> None:
     """Parse the code that a command hands to a shell."""
     program = command.program
@@ -434,9 +477,9 @@ def _follow_nested(
             if script_index >= len(rest):
                 return
             script = rest[script_index]
-            if script.dynamic:
+            if _dynamic(script):
                 walk.problems.append(f"{program} -c runs code computed at run time")
-            _walk_script(walk, script.text, depth + 1, f"{program} -c", command.input_from)
+            _walk_script(walk, script, depth + 1, f"{program} -c", command.input_from)
             return
         if heredoc is not None:
             _walk_script(walk, heredoc, depth + 1, "heredoc", None)
@@ -446,8 +489,8 @@ def _follow_nested(
         return
     if program in ("eval", "source", "."):
         if program == "eval":
-            text = " ".join(w.text for w in rest)
-            if any(w.dynamic for w in rest):
+            text = " ".join(rest)
+            if any(_dynamic(w) for w in rest):
                 walk.problems.append("eval runs code computed at run time")
             _walk_script(walk, text, depth + 1, "eval", command.input_from)
         elif command.input_from is not None:
@@ -474,28 +517,28 @@ def _follow_stdin(walk: _Walk, shell: SimpleCommand, depth: int) -> None:
         )
 
 
-def _static_output(source: SimpleCommand | None) -> list[_Word]:
+def _static_output(source: SimpleCommand | None) -> list[str]:
     """What echo/printf with literal arguments print, as words."""
     if source is None or source.program not in ("echo", "printf"):
         return []
-    return [_Word(part) for arg in source.positionals for part in arg.split()]
+    return [part for arg in source.positionals for part in arg.split()]
 
 
-def _find_exec(walk: _Walk, rest: list[_Word], depth: int) -> None:
+def _find_exec(walk: _Walk, rest: list[str], depth: int) -> None:
     # The starting points come before the first expression; {} stands for what is found.
     roots = []
     for word in rest:
-        if word.text.startswith(("-", "(", "!")):
+        if word.startswith(("-", "(", "!")):
             break
         roots.append(word)
     index = 0
     while index < len(rest):
-        if rest[index].text in ("-exec", "-execdir", "-ok", "-okdir"):
+        if rest[index] in ("-exec", "-execdir", "-ok", "-okdir"):
             end = index + 1
-            while end < len(rest) and rest[end].text not in (";", "+", "\\;"):
+            while end < len(rest) and rest[end] not in (";", "+", "\\;"):
                 end += 1
             target = rest[index + 1 : end]
-            placeholder = [i for i, w in enumerate(target) if w.text == "{}"]
+            placeholder = [i for i, w in enumerate(target) if w == "{}"]
             if placeholder and roots:
                 at = placeholder[0]
                 target = target[:at] + roots + target[at + 1 :]
@@ -504,19 +547,16 @@ def _find_exec(walk: _Walk, rest: list[_Word], depth: int) -> None:
         index += 1
 
 
-def _env_split_string(
-    walk: _Walk, rest: list[_Word], inner: list[_Word], depth: int, via: str
-) -> list[_Word]:
+def _env_split_string(rest: list[str], inner: list[str]) -> list[str]:
     for position, word in enumerate(rest[:-1]):
-        if word.text in ("-S", "--split-string"):
-            return [_Word(part) for part in rest[position + 1].text.split()] + inner[1:]
+        if word in ("-S", "--split-string"):
+            return rest[position + 1].split() + inner[1:]
     return inner
 
 
-def _shell_c_index(rest: list[_Word]) -> int | None:
+def _shell_c_index(rest: list[str]) -> int | None:
     """Where the -c script sits among a shell's arguments, if it has one."""
-    for position, word in enumerate(rest):
-        text = word.text
+    for position, text in enumerate(rest):
         if text == "--":
             return None
         if text.startswith("-") and not text.startswith("--") and "c" in text[1:]:
@@ -526,11 +566,11 @@ def _shell_c_index(rest: list[_Word]) -> int | None:
     return None
 
 
-def _unwrap(rest: list[_Word], spec: WrapperSpec) -> list[_Word]:
+def _unwrap(rest: list[str], spec: WrapperSpec) -> list[str]:
     index = 0
     skipped = 0
     while index < len(rest):
-        text = rest[index].text
+        text = rest[index]
         if text == "--":
             index += 1
             break
@@ -560,6 +600,11 @@ def _unwrap(rest: list[_Word], spec: WrapperSpec) -> list[_Word]:
 
 
 def _split_flags(args: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    for arg in args:
+        if arg[:1] == "-":
+            break
+    else:
+        return _NO_FLAGS, args  # the common case: nothing looks like an option
     flags: set[str] = set()
     positionals: list[str] = []
     options_done = False
@@ -578,29 +623,25 @@ def _split_flags(args: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]
 
 
 def _program_name(text: str) -> str:
+    if "/" not in text:
+        return text
     return text.rstrip("/").rsplit("/", 1)[-1]
 
 
-def _redirect_nodes(command: Node) -> list[Node]:
+def _redirect_nodes(command: Node, around: list[Node]) -> list[Node]:
     """Redirects on the command and on every enclosing redirected statement.
 
     tree-sitter attaches `ls && echo x >> f` to the whole list; applying such a
     redirect to every command inside is the conservative reading.
     """
-    nodes = list(command.children_by_field_name("redirect"))
-    current = command.parent
-    for _ in range(_MAX_STAGE_DEPTH):
-        if current is None or current.type not in _STAGE_CONTAINERS:
-            break
-        if current.type == "redirected_statement":
-            nodes += current.children_by_field_name("redirect")
-        current = current.parent
+    nodes = command.children_by_field_name("redirect")
+    for container in around:
+        if container.type == "redirected_statement":
+            nodes += container.children_by_field_name("redirect")
     return nodes
 
 
-def _redirects(nodes: list[Node]) -> tuple[tuple[Redirect, ...], str | None]:
-    if not nodes:
-        return (), None
+def _redirects(nodes: list[Node], source: str) -> tuple[tuple[Redirect, ...], str | None]:
     found: list[Redirect] = []
     heredoc: str | None = None
     for child in nodes:
@@ -608,17 +649,16 @@ def _redirects(nodes: list[Node]) -> tuple[tuple[Redirect, ...], str | None]:
             destination = child.child_by_field_name("destination")
             operator = next((c.type for c in child.children if not c.is_named), "")
             if destination is not None:
-                found.append(Redirect(operator, _resolve(destination).text))
+                found.append(Redirect(operator, _resolve(destination, source)))
         elif child.type == "heredoc_redirect":
             body = next((c for c in child.named_children if c.type == "heredoc_body"), None)
-            heredoc = _text(body) if body is not None else ""
+            heredoc = _text(body, source) if body is not None else ""
         elif child.type == "herestring_redirect":
-            words = [c for c in child.named_children]
-            heredoc = " ".join(_resolve(w).text for w in words)
+            heredoc = " ".join(_resolve(w, source) for w in child.named_children)
     return tuple(found), heredoc
 
 
-def _substituted_command(arguments: list[Node]) -> SimpleCommand | None:
+def _substituted_command(arguments: list[Node], source: str) -> SimpleCommand | None:
     """The first command whose output is spliced into this command's arguments."""
     for argument in arguments:
         if argument.type in _LEAVES:
@@ -628,18 +668,18 @@ def _substituted_command(arguments: list[Node]) -> SimpleCommand | None:
             if candidate.type in ("command_substitution", "process_substitution"):
                 inner = _first_command(candidate)
                 if inner is not None:
-                    return _quick(inner)
+                    return _quick(inner, source)
     return None
 
 
-def _redirected_substitution(redirects: list[Node]) -> SimpleCommand | None:
+def _redirected_substitution(redirects: list[Node], source: str) -> SimpleCommand | None:
     """cmd < <(producer): the producer feeds the command's input."""
     for redirect in redirects:
         destination = redirect.child_by_field_name("destination")
         if destination is not None and destination.type == "process_substitution":
             inner = _first_command(destination)
             if inner is not None:
-                return _quick(inner)
+                return _quick(inner, source)
     return None
 
 
@@ -653,60 +693,64 @@ def _first_command(node: Node) -> Node | None:
     return None
 
 
-def _quick(command: Node) -> SimpleCommand | None:
+def _quick(command: Node, source: str) -> SimpleCommand | None:
     """A command seen only as the producer of another's input."""
     name = command.child_by_field_name("name")
     if name is None:
         return None
-    args = tuple(_resolve(c).text for c in command.children_by_field_name("argument"))
+    args = tuple(_resolve(c, source) for c in command.children_by_field_name("argument"))
     flags, positionals = _split_flags(args)
-    return SimpleCommand(_program_name(_resolve(name).text), args, flags, positionals)
+    return SimpleCommand(_program_name(_resolve(name, source)), args, flags, positionals)
 
 
-def _text(node: Node) -> str:
+def _text(node: Node, source: str) -> str:
     # Offsets index the ASCII stand-in, which has one byte per original character.
-    source: str = _SOURCE.text
     return source[node.start_byte : node.end_byte]
 
 
 _KNOWN_VARIABLES = {"HOME": "~", "USER": "$USER"}
 
 
-def _resolve(node: Node) -> _Word:
-    """The static value of a word, or its text with expansions marked dynamic."""
+def _resolve(node: Node, source: str) -> str:
+    """The static value of a word, or its text as a _Dynamic where it expands at run time."""
     kind = node.type
     if kind == "word" or kind == "number":
-        return _Word(_unescape(_text(node)))
+        return _unescape(source[node.start_byte : node.end_byte])
     if kind == "command_name":
-        return _join([_resolve(c) for c in node.named_children] or [_Word(_text(node))])
+        children = node.named_children
+        if len(children) == 1:
+            return _resolve(children[0], source)
+        return _join([_resolve(c, source) for c in children] or [_text(node, source)])
     if kind == "raw_string":
-        return _Word(_text(node)[1:-1])
+        return source[node.start_byte + 1 : node.end_byte - 1]
     if kind == "ansi_c_string":
-        return _Word(_ansi_c(_text(node)[2:-1]))
+        return _ansi_c(source[node.start_byte + 2 : node.end_byte - 1])
     if kind == "string":
-        parts: list[_Word] = []
+        parts: list[str] = []
         for child in node.named_children:
             if child.type == "string_content":
-                parts.append(_Word(_unescape_double(_text(child))))
+                parts.append(_unescape_double(_text(child, source)))
             else:
-                parts.append(_resolve(child))
+                parts.append(_resolve(child, source))
         return _join(parts)
     if kind == "concatenation":
-        return _join([_resolve(c) for c in node.named_children])
+        return _join([_resolve(c, source) for c in node.named_children])
     if kind in ("simple_expansion", "expansion"):
         variable = next((c for c in node.named_children if c.type == "variable_name"), None)
-        name = _text(variable) if variable is not None else ""
+        name = _text(variable, source) if variable is not None else ""
         if name in _KNOWN_VARIABLES and len(node.named_children) == 1:
-            return _Word(_KNOWN_VARIABLES[name], dynamic=name != "HOME")
-        return _Word("$" + (name or _text(node)), dynamic=True)
-    if kind in ("command_substitution", "process_substitution", "arithmetic_expansion"):
-        return _Word(_text(node), dynamic=True)
-    return _Word(_text(node), dynamic=kind not in ("regex", "extglob_pattern"))
+            known = _KNOWN_VARIABLES[name]
+            return known if name == "HOME" else _Dynamic(known)
+        return _Dynamic("$" + (name or _text(node, source)))
+    text = _text(node, source)
+    if kind in ("regex", "extglob_pattern"):
+        return text
+    return _Dynamic(text)  # substitutions, arithmetic and anything unknown
 
 
-def _join(parts: Iterable[_Word]) -> _Word:
-    collected = list(parts)
-    return _Word("".join(p.text for p in collected), any(p.dynamic for p in collected))
+def _join(parts: list[str]) -> str:
+    text = "".join(parts)
+    return _Dynamic(text) if any(type(p) is _Dynamic for p in parts) else text
 
 
 def _unescape(text: str) -> str:

@@ -83,11 +83,14 @@ class StateStore:
     """Answers are read on every Inspect, so reads go through a bounded in-memory cache.
 
     The cache is exact because this process is the only writer: one sidecar owns
-    one state file (two sidecars sharing a file is not supported).
+    one state file (two sidecars sharing a file is not supported). For the same
+    reason the set of sessions that have any answer is kept whole in memory: most
+    calls come from sessions without answers and then cost no query at all.
     """
 
     def __init__(self, path: str, cache_entries: int = 100_000) -> None:
         self._cache: OrderedDict[tuple[str, str, str], Verdict | None] = OrderedDict()
+        self._answered_sessions: set[str] = set()
         self._cache_entries = cache_entries
         try:
             self._open(path)
@@ -104,6 +107,10 @@ class StateStore:
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
         self._migrate()
+        rows = self._db.execute(
+            "SELECT session_id FROM standing_answers UNION SELECT session_id FROM one_time_answers"
+        )
+        self._answered_sessions = {row[0] for row in rows}
 
     @property
     def schema_version(self) -> int:
@@ -154,6 +161,8 @@ class StateStore:
                     self._remember(("standing", session_id, tool_name), verdict)
                 elif tool_call_id:
                     self._remember(("once", session_id, tool_call_id), verdict)
+                if standing or tool_call_id:
+                    self._answered_sessions.add(session_id)
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
@@ -171,6 +180,8 @@ class StateStore:
         )
 
     def _lookup(self, key: tuple[str, str, str], query: str) -> Verdict | None:
+        if key[1] not in self._answered_sessions:
+            return None
         with self._lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
