@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from sidecar.inspection.adversary import AdversaryInspector
 from sidecar.inspection.chain import ChainLink, InspectorChain
@@ -45,8 +44,7 @@ class ActivePolicy:
         return self.loaded.revision
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):  # immutable, and cheap to build once per Inspect
     decision_id: str
     verdicts: list[CallVerdict]
     revision: str
@@ -110,12 +108,10 @@ def mask_verdict(verdict: CallVerdict, secrets: SecretScanner) -> CallVerdict:
     texts = [verdict.reason, verdict.approval_prompt]
     for finding in verdict.findings:
         texts += (finding.message, finding.approval_prompt)
-    if not secrets.find("\n".join(texts)):
-        return verdict  # the common case: one RE2 pass
+    if not secrets.any_in(texts):
+        return verdict  # the common case
     findings = [
-        dataclasses.replace(
-            f, message=secrets.mask(f.message), approval_prompt=secrets.mask(f.approval_prompt)
-        )
+        f._replace(message=secrets.mask(f.message), approval_prompt=secrets.mask(f.approval_prompt))
         for f in verdict.findings
     ]
     return CallVerdict(
@@ -210,14 +206,14 @@ class PolicyEngine:
             decisions[verdict.verdict].inc()
         if self.shadow is not None:
             self.shadow.submit(calls, context, requested_mode, result.verdicts)
-        failures = {o.inspector: o.failure for o in result.outcomes if o.failure}
-        self._log.write(
-            decision_id,
-            session_id,
-            active.revision,
-            mode.name.lower(),
-            result.verdicts,
-            failures,
-            time.perf_counter() - started,
-        )
+        if self._log.enabled:
+            self._log.write(
+                decision_id,
+                session_id,
+                active.revision,
+                mode.name.lower(),
+                result.verdicts,
+                {o.inspector: o.failure for o in result.outcomes if o.failure},
+                time.perf_counter() - started,
+            )
         return Decision(decision_id, result.verdicts, active.revision, mode)

@@ -23,6 +23,8 @@ SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
 )
 
 MASK = "****"
+_MAX_REMEMBERED = 4096
+_REMEMBERED_LENGTH = 512
 # Every default pattern contains one of these literally: text without any of them
 # cannot hold a secret, and a substring test is far cheaper than a regex call.
 DEFAULT_LITERALS = (
@@ -47,6 +49,22 @@ class SecretScanner:
         self._patterns = [re2.compile(pattern) for _, pattern in patterns]
         combined = "|".join(f"(?:{pattern})" for _, pattern in patterns)
         self._any = re2.compile(combined)
+        # Verdict texts are mostly fixed rule messages: each is scanned once, not per call.
+        self._clean: dict[str, None] = {}
+
+    def any_in(self, texts: list[str]) -> bool:
+        """Whether any of the texts holds a credential."""
+        clean = self._clean
+        for text in texts:
+            if text in clean:
+                continue
+            if self.find(text):
+                return True
+            if len(text) <= _REMEMBERED_LENGTH:
+                if len(clean) >= _MAX_REMEMBERED:
+                    clean.clear()
+                clean[text] = None
+        return False
 
     def find(self, text: str) -> list[SecretMatch]:
         if self._literals is not None and not any(lit in text for lit in self._literals):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -148,7 +147,7 @@ async def test_a_failing_inspector_never_breaks_the_chain(
 async def test_chat_mode_runs_no_inspector() -> None:
     ran: list[str] = []
     chain = InspectorChain([ChainLink(Fixed("x", Verdict.ALLOW, ran), 1.0)], Metrics())
-    result = await chain.run(CALLS, dataclasses.replace(CONTEXT, mode=Mode.CHAT))
+    result = await chain.run(CALLS, CONTEXT._replace(mode=Mode.CHAT))
     assert ran == []
     assert all(v.verdict is Verdict.DENY and "skipped" in v.reason for v in result.verdicts)
 
@@ -173,3 +172,57 @@ async def test_fault_isolation_over_grpc(start_sidecar: StartSidecar, broken: An
     assert [v.verdict for v in response.verdicts] == [pb.VERDICT_REQUIRE_APPROVAL, pb.VERDICT_DENY]
     assert any(f.inspector == "security" for f in response.verdicts[1].findings)
     assert any(f.rule_id.startswith(broken.name) for f in response.verdicts[0].findings)
+
+
+class RaisesAtOnce:
+    """A local inspector (inspect_now) that fails: isolated like an async one."""
+
+    name = "raises_now"
+
+    async def inspect(
+        self, calls: Sequence[ToolCall], context: InspectionContext
+    ) -> list[list[Finding]]:
+        return self.inspect_now(calls, context)
+
+    def inspect_now(
+        self, calls: Sequence[ToolCall], context: InspectionContext
+    ) -> list[list[Finding]]:
+        raise RuntimeError("boom")
+
+
+async def test_a_local_inspector_that_raises_is_isolated_and_counted(caplog) -> None:
+    metrics = Metrics()
+    ran: list[str] = []
+    chain = InspectorChain(
+        [
+            ChainLink(RaisesAtOnce(), 1.0, on_error="require_approval"),
+            ChainLink(Fixed("after", Verdict.ALLOW, ran), 1.0),
+        ],
+        metrics,
+    )
+    with caplog.at_level(logging.ERROR, logger="sidecar.chain"):
+        result = await chain.run(CALLS, CONTEXT)
+    assert ran == ["after"]  # the chain went on
+    assert [v.verdict for v in result.verdicts] == [Verdict.REQUIRE_APPROVAL] * 2
+    assert result.outcomes[0].failure == "exception"
+    assert "raises_now failed (decision dec-42)" in caplog.text
+    failures = metrics.registry.get_sample_value(
+        "sidecar_inspector_failures_total", {"inspector": "raises_now", "reason": "exception"}
+    )
+    assert failures == 1.0
+
+
+class ShortAtOnce(RaisesAtOnce):
+    name = "short_now"
+
+    def inspect_now(
+        self, calls: Sequence[ToolCall], context: InspectionContext
+    ) -> list[list[Finding]]:
+        return [[]]  # one result for two calls
+
+
+async def test_a_local_inspector_with_the_wrong_shape_is_a_failure() -> None:
+    chain = InspectorChain([ChainLink(ShortAtOnce(), 1.0, on_error="deny")], Metrics())
+    result = await chain.run(CALLS, CONTEXT)
+    assert result.outcomes[0].failure == "exception"
+    assert [v.verdict for v in result.verdicts] == [Verdict.DENY] * 2

@@ -226,3 +226,19 @@ def test_non_ascii_text_is_kept_and_cannot_crash_the_parser() -> None:
     assert command.args == ("héllo wörld",)
     assert command.redirects[0].target == "/tmp/ünï"
     assert find('rm -rf "/dóc"', "rm").positionals == ("/dóc",)
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "print(rm -rf /)",  # the grammar reads a subshell inside the command
+        "cat f > >(rm -rf /)",
+        "ls x$(rm -rf /)y",
+        "ls `rm -rf /`",
+        "ls ) ; rm -rf / (",  # broken: error recovery may put commands anywhere
+    ],
+)
+def test_commands_inside_a_commands_own_words_are_found(script: str) -> None:
+    # The walk only searches a command's words when the script holds `$`, a
+    # backtick or a parenthesis, or fails to parse; these are the forms that need it.
+    assert "rm" in programs(script), analyse(script)

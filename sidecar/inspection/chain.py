@@ -46,6 +46,11 @@ class InspectorChain:
         self._metrics = metrics
         self._series_by_inspector: dict[str, _InspectorSeries] = {}
         self._finding_counters: dict[tuple[str, str], CounterChild] = {}
+        # Looked up once: per call, each link then costs a call and two clock reads.
+        self._steps = [
+            (link, self._series(link.inspector.name), getattr(link.inspector, "inspect_now", None))
+            for link in self.links
+        ]
 
     async def aclose(self) -> None:
         """Release what inspectors hold (a model client's connections)."""
@@ -60,27 +65,38 @@ class InspectorChain:
         per_call: list[list[Finding]] = [[] for _ in calls]
         outcomes: list[InspectorOutcome] = []
         clock = time.perf_counter
-        for link in self.links:
+        for link, series, inspect_now in self._steps:
             started = clock()
-            # Local inspectors finish without ever suspending, and a timeout could
-            # not interrupt synchronous code anyway, so the coroutine is driven by
-            # hand first: only one that actually waits (a model call) gets a timer.
-            work = link.inspector.inspect(calls, context)
-            try:
-                pending = work.send(None)
-            except StopIteration as finished:
-                results, failure = self._checked(link, finished.value, calls, context)
-            except Exception:
-                results, failure = self._raised(link, work, context)
+            if inspect_now is not None:
+                try:
+                    results = inspect_now(calls, context)
+                except Exception:
+                    results, failure = self._raised(link, None, context)
+                else:
+                    failure = None
+                    if type(results) is not list or len(results) != len(calls):
+                        results, failure = self._checked(link, results, calls, context)
             else:
-                results, failure = await self._wait(link, work, pending, calls, context)
+                # A timeout could not interrupt synchronous code anyway, so the
+                # coroutine is driven by hand first: only an inspector that really
+                # waits (a model call) gets a timer.
+                work = link.inspector.inspect(calls, context)
+                try:
+                    pending = work.send(None)
+                except StopIteration as finished:
+                    results, failure = self._checked(link, finished.value, calls, context)
+                except Exception:
+                    results, failure = self._raised(link, work, context)
+                else:
+                    results, failure = await self._wait(link, work, pending, calls, context)
             elapsed = clock() - started
             if failure is not None:
                 results = self._failed(link, failure, len(calls), context)
             outcomes.append(InspectorOutcome(link.inspector.name, elapsed, failure))
-            self._record(link.inspector.name, elapsed, results)
+            self._record(link.inspector.name, series, elapsed, results)
             for findings, found in zip(per_call, results, strict=True):
-                findings.extend(found)
+                if found:
+                    findings.extend(found)
         verdicts = [merge(call, findings) for call, findings in zip(calls, per_call, strict=True)]
         return ChainResult(verdicts, outcomes)
 
@@ -105,7 +121,7 @@ class InspectorChain:
     def _checked(
         self, link: ChainLink, value: Any, calls: Sequence[ToolCall], context: InspectionContext
     ) -> tuple[list[list[Finding]], str | None]:
-        results = cast(list[list[Finding]], value)
+        results: list[list[Finding]] = value
         if isinstance(results, list) and len(results) == len(calls):
             return results, None
         log.error(
@@ -120,10 +136,11 @@ class InspectorChain:
     def _raised(
         self,
         link: ChainLink,
-        work: Coroutine[Any, Any, list[list[Finding]]],
+        work: Coroutine[Any, Any, list[list[Finding]]] | None,
         context: InspectionContext,
     ) -> tuple[list[list[Finding]], str | None]:
-        work.close()
+        if work is not None:
+            work.close()
         log.exception("inspector %s failed (decision %s)", link.inspector.name, context.decision_id)
         return [], "exception"
 
@@ -141,17 +158,26 @@ class InspectorChain:
         self._metrics.inspector_failures.labels(inspector=name, reason=failure).inc()
         return [_on_error(link, failure) for _ in range(count)]
 
-    def _record(self, inspector: str, elapsed: float, results: list[list[Finding]]) -> None:
-        series = self._series(inspector)
+    def _record(
+        self,
+        inspector: str,
+        series: _InspectorSeries,
+        elapsed: float,
+        results: list[list[Finding]],
+    ) -> None:
         series.seconds.observe(elapsed)
         verdicts = series.verdicts
         for found in results:
             if not found:
-                verdicts[Verdict.ALLOW].inc()
-                continue
-            verdicts[max(f.verdict for f in found)].inc()
-            for finding in found:
+                series.allowed.inc()
+            elif len(found) == 1:
+                finding = found[0]
+                verdicts[finding.verdict].inc()
                 self._finding_counter(inspector, finding.rule_id).inc()
+            else:
+                verdicts[max(f.verdict for f in found)].inc()
+                for finding in found:
+                    self._finding_counter(inspector, finding.rule_id).inc()
 
     def _finding_counter(self, inspector: str, rule_id: str) -> CounterChild:
         key = (inspector, rule_id)
@@ -164,12 +190,14 @@ class InspectorChain:
     def _series(self, inspector: str) -> _InspectorSeries:
         series = self._series_by_inspector.get(inspector)
         if series is None:
+            verdicts = {
+                v: self._metrics.inspector_verdicts.labels(inspector=inspector, verdict=v.label)
+                for v in Verdict
+            }
             series = _InspectorSeries(
                 self._metrics.inspector_seconds.labels(inspector=inspector),
-                {
-                    v: self._metrics.inspector_verdicts.labels(inspector=inspector, verdict=v.label)
-                    for v in Verdict
-                },
+                verdicts,
+                verdicts[Verdict.ALLOW],
             )
             self._series_by_inspector[inspector] = series
         return series
@@ -181,6 +209,7 @@ class _InspectorSeries:
 
     seconds: HistogramChild
     verdicts: dict[Verdict, CounterChild]
+    allowed: CounterChild  # verdicts[ALLOW], the one counted on almost every call
 
 
 class _Resume:
@@ -226,12 +255,19 @@ def _on_error(link: ChainLink, failure: str) -> list[Finding]:
     ]
 
 
+_NO_OBJECTION = "no inspector objected"
+
+
 def merge(call: ToolCall, findings: list[Finding]) -> CallVerdict:
     """The strictest finding decides; the first inspector to reach it gives the reason."""
-    verdict = max((f.verdict for f in findings), default=Verdict.ALLOW)
-    deciding = [f for f in findings if f.verdict is verdict]
-    if not deciding:
-        return CallVerdict(call, Verdict.ALLOW, "no inspector objected", "", findings)
+    if not findings:
+        return CallVerdict(call, Verdict.ALLOW, _NO_OBJECTION, "", findings)
+    if len(findings) == 1:  # often just the permission inspector's word
+        verdict = findings[0].verdict
+        deciding = findings
+    else:
+        verdict = max(f.verdict for f in findings)
+        deciding = [f for f in findings if f.verdict is verdict]
     reason = deciding[0].message
     prompt = ""
     if verdict is Verdict.REQUIRE_APPROVAL:

@@ -22,6 +22,7 @@ READERS = frozenset({
 ENV_DUMPERS = frozenset({"printenv", "env", "set", "export", "declare"})
 # Programs whose last positional is where they write.
 _COPIERS = frozenset({"cp", "mv", "install", "ln", "rsync"})
+_WRITERS = _COPIERS | {"tee", "dd"}  # programs write_targets looks at besides redirects
 
 
 def _strip_file_marker(argument: str) -> str:
@@ -34,6 +35,8 @@ def _strip_file_marker(argument: str) -> str:
 
 def read_targets(command: SimpleCommand) -> list[str]:
     """Files whose contents the command reads (as far as its arguments tell)."""
+    if not command.redirects and command.program not in READERS:
+        return []  # most commands: answered without building anything
     found = [r.target for r in command.redirects if r.operator in ("<", "<<<")]
     if command.program in READERS:
         found += command.positionals
@@ -45,6 +48,8 @@ def read_targets(command: SimpleCommand) -> list[str]:
 
 def write_targets(command: SimpleCommand) -> list[str]:
     """Files the command writes: redirects, tee, cp/mv destinations, dd of=."""
+    if not command.redirects and command.program not in _WRITERS:
+        return []
     found = [r.target for r in command.redirects if ">" in r.operator and r.target[:1] != "&"]
     if command.program == "tee":
         found += command.positionals

@@ -163,10 +163,17 @@ class EgressInspector:
     async def inspect(
         self, calls: Sequence[ToolCall], context: InspectionContext
     ) -> list[list[Finding]]:
+        return self.inspect_now(calls, context)
+
+    def inspect_now(
+        self, calls: Sequence[ToolCall], context: InspectionContext
+    ) -> list[list[Finding]]:
         return [self._inspect_call(call, context) for call in calls]
 
     def _inspect_call(self, call: ToolCall, context: InspectionContext) -> list[Finding]:
         outbound = self._outbound(call)
+        if outbound is None:
+            return []  # nothing leaves and nothing sensitive is read: most calls
         findings: list[Finding] = []
         if outbound.leaves:
             findings.extend(self._judge(outbound, context))
@@ -215,10 +222,10 @@ class EgressInspector:
                 prompt=f"Allow a connection to {host}?",
             )  # fmt: skip
 
-    def _outbound(self, call: ToolCall) -> _Outbound:
+    def _outbound(self, call: ToolCall) -> _Outbound | None:
         analysis = self._shell_calls.analyse(call)
         if analysis is not None:
-            return self._shell_outbound(analysis, self._shell_calls.command_line(call) or "")
+            return self._shell_outbound(analysis, call)
         outbound = _Outbound()
         if self._read_tools.matches(call.name):
             outbound.reads = [p for p in self._paths(call) if self._sensitive.matches(p)]
@@ -235,14 +242,16 @@ class EgressInspector:
         values = (call.arguments.get(key) for key in self._policy.path_arguments)
         return [v for v in values if isinstance(v, str)]
 
-    def _shell_outbound(self, analysis: ShellAnalysis, line: str) -> _Outbound:
-        outbound = _Outbound()
+    def _shell_outbound(self, analysis: ShellAnalysis, call: ToolCall) -> _Outbound | None:
+        outbound: _Outbound | None = None
+        read_only: list[str] = []  # sensitive sources read by commands that send nothing
         for command in analysis.commands:
             reads = [p for p in read_targets(command) if self._sensitive.matches(p)]
             if not sends(command):
-                outbound.reads.extend(reads)
+                read_only.extend(reads)
                 continue
-            outbound.text = line
+            if outbound is None:
+                outbound = _Outbound(text=self._shell_calls.command_line(call) or "")
             outbound.hosts.extend(destinations_of(command))
             outbound.sensitive.extend(reads)
             # --post-file=/etc/shadow, -d @key, -F f=@key: the value names a file sent.
@@ -259,6 +268,9 @@ class EgressInspector:
                 outbound.uploads.append(f"output of {source.program}")
             if command.flags & _UPLOAD_FLAGS:
                 outbound.uploads.extend(a for a in command.args if a.startswith("@") or "=@" in a)
+        if outbound is None:
+            return _Outbound(reads=read_only) if read_only else None
+        outbound.reads = read_only
         return outbound
 
 

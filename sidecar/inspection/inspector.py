@@ -16,3 +16,15 @@ class Inspector(Protocol):
     async def inspect(
         self, calls: Sequence[ToolCall], context: InspectionContext
     ) -> list[list[Finding]]: ...
+
+
+class LocalInspector(Inspector, Protocol):
+    """An inspector that never waits for anything (no network, no timers).
+
+    The chain calls `inspect_now` directly: no coroutine to create and drive, which
+    matters when a whole Inspect is meant to take tens of microseconds.
+    """
+
+    def inspect_now(
+        self, calls: Sequence[ToolCall], context: InspectionContext
+    ) -> list[list[Finding]]: ...

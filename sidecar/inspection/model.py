@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from sidecar.inspection.verdict import Mode, Risk, Verdict
 
@@ -24,8 +24,9 @@ class ToolCall:
         return json.dumps(self.arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+# Finding and InspectionContext are NamedTuples: immutable like frozen dataclasses,
+# and several times cheaper to build; every Inspect builds a few of each.
+class Finding(NamedTuple):
     """One inspector's judgement about one call."""
 
     inspector: str
@@ -37,8 +38,7 @@ class Finding:
     approval_prompt: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class InspectionContext:
+class InspectionContext(NamedTuple):
     """What an inspector may know besides the calls themselves."""
 
     session_id: str

@@ -25,6 +25,7 @@ _RULE_VERDICTS = {
     "never_allow": Verdict.DENY,
 }
 _HARMLESS_WRITES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+_MAX_REMEMBERED_TOOLS = 4096
 
 
 class GrantLookup(Protocol):
@@ -66,8 +67,15 @@ class PermissionInspector:
         for pattern in policy.read_only_commands:
             self._read_only_commands.setdefault(pattern.words[0], []).append(pattern)
         self._roots = tuple(r.rstrip("/") for r in policy.workspace_roots)
+        # Agents use a handful of tool names: their rule lookups are answered once.
+        self._tool_rules: dict[str, tuple[Verdict | None, str, str]] = {}
 
     async def inspect(
+        self, calls: Sequence[ToolCall], context: InspectionContext
+    ) -> list[list[Finding]]:
+        return self.inspect_now(calls, context)
+
+    def inspect_now(
         self, calls: Sequence[ToolCall], context: InspectionContext
     ) -> list[list[Finding]]:
         return [[self._judge(call, context)] for call in calls]
@@ -110,6 +118,15 @@ class PermissionInspector:
         return verdict, rule_id, reason
 
     def _tool_rule(self, tool: str) -> tuple[Verdict | None, str, str]:
+        found = self._tool_rules.get(tool)
+        if found is None:
+            found = self._strictest_tool_rule(tool)
+            if len(self._tool_rules) >= _MAX_REMEMBERED_TOOLS:
+                self._tool_rules.clear()
+            self._tool_rules[tool] = found
+        return found
+
+    def _strictest_tool_rule(self, tool: str) -> tuple[Verdict | None, str, str]:
         """The strictest matching rule wins, so rule order can never loosen a policy."""
         for action, any_rule, rules in self._rules:
             if any_rule.matches(tool):
@@ -146,14 +163,12 @@ class PermissionInspector:
 
     def _by_mode(self, call: ToolCall, mode: Mode, analysis: ShellAnalysis | None) -> Finding:
         if mode is Mode.AUTO:
-            return _finding(Verdict.ALLOW, "permission.mode_auto", "mode auto approves calls")
+            return _MODE_AUTO
         if mode is Mode.SMART_APPROVE:
             if call.read_only_hint is True or self._read_only_tools.matches(call.name):
                 return _finding(Verdict.ALLOW, "permission.read_only", f"{call.name} only reads")
             if analysis is not None and self._read_only_shell(analysis):
-                return _finding(
-                    Verdict.ALLOW, "permission.read_only_command", "every command only reads"
-                )
+                return _READ_ONLY_COMMANDS
         why = (
             "mode approve asks before every call"
             if mode is Mode.APPROVE
@@ -184,3 +199,10 @@ def _finding(verdict: Verdict, rule_id: str, message: str) -> Finding:
     return Finding(
         inspector=NAME, verdict=verdict, rule_id=rule_id, message=message, approval_prompt=prompt
     )
+
+
+# Findings that never vary are built once (they are immutable).
+_MODE_AUTO = _finding(Verdict.ALLOW, "permission.mode_auto", "mode auto approves calls")
+_READ_ONLY_COMMANDS = _finding(
+    Verdict.ALLOW, "permission.read_only_command", "every command only reads"
+)

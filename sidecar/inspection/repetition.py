@@ -65,6 +65,11 @@ class RepetitionInspector:
     async def inspect(
         self, calls: Sequence[ToolCall], context: InspectionContext
     ) -> list[list[Finding]]:
+        return self.inspect_now(calls, context)
+
+    def inspect_now(
+        self, calls: Sequence[ToolCall], context: InspectionContext
+    ) -> list[list[Finding]]:
         results: list[list[Finding]] = []
         for call in calls:
             count = self._tracker.observe(context.session_id, call)

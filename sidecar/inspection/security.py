@@ -305,13 +305,15 @@ class RuleBook:
 
     def shell_rules_for(self, facts: CommandFacts) -> list[CompiledRule]:
         command = facts.command
-        rules = self._by_program.get(command.program, []) + self._any_program
+        own = self._by_program.get(command.program)
+        # Never `+=`: `rules` may be one of the book's own lists.
+        rules = own + self._any_program if own else self._any_program
         if self._on_writes and facts.writes:
-            rules += self._on_writes
+            rules = rules + self._on_writes
         if self._on_reads and facts.reads:
-            rules += self._on_reads
+            rules = rules + self._on_reads
         if self._on_redirects and command.redirects:
-            rules += self._on_redirects
+            rules = rules + self._on_redirects
         return rules
 
 
@@ -339,6 +341,11 @@ class SecurityInspector:
     async def inspect(
         self, calls: Sequence[ToolCall], context: InspectionContext
     ) -> list[list[Finding]]:
+        return self.inspect_now(calls, context)
+
+    def inspect_now(
+        self, calls: Sequence[ToolCall], context: InspectionContext
+    ) -> list[list[Finding]]:
         return [self.inspect_call(call) for call in calls]
 
     def inspect_call(self, call: ToolCall) -> list[Finding]:
@@ -360,13 +367,14 @@ class SecurityInspector:
             if rule.shell.matches_analysis(analysis):
                 seen.add(rule.rule.id)
                 findings.append(rule.finding())
+        recursive = bool(analysis.recursive_functions)
         for command in analysis.commands:
             facts = CommandFacts(command)
             for rule in self._rules.shell_rules_for(facts):
                 shell = rule.shell
-                if rule.rule.id in seen or shell is None or not shell.matches_analysis(analysis):
+                if shell is None or (shell.recursive_function and not recursive):
                     continue
-                if shell.matches(facts):
+                if rule.rule.id not in seen and shell.matches(facts):
                     seen.add(rule.rule.id)
                     findings.append(rule.finding(f"via {command.via}" if command.via else ""))
         verdict = self._rules.unresolved_verdict

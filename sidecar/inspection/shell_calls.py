@@ -24,6 +24,8 @@ class ShellCalls:
             (argument, GlobSet(t.tool for t in tools if t.argument == argument))
             for argument in arguments
         ]
+        # Three inspectors ask about the same call in a row: the last answer is kept.
+        self._last: tuple[ToolCall, ShellAnalysis | None] | None = None
         self._wrappers: Mapping[str, WrapperSpec] = DEFAULT_WRAPPERS
         if extra_wrappers:
             self._wrappers = {**DEFAULT_WRAPPERS, **{w: WrapperSpec() for w in extra_wrappers}}
@@ -41,6 +43,14 @@ class ShellCalls:
         return any(globs.matches(call.name) for _, globs in self._tools)
 
     def analyse(self, call: ToolCall) -> ShellAnalysis | None:
+        last = self._last
+        if last is not None and last[0] is call:
+            return last[1]
+        analysis = self._analyse(call)
+        self._last = (call, analysis)
+        return analysis
+
+    def _analyse(self, call: ToolCall) -> ShellAnalysis | None:
         line = self.command_line(call)
         if line is None:
             # A shell tool whose command is missing or not text: cannot tell, so ask.

@@ -30,6 +30,10 @@ class DecisionLog:
             self._owned = True
         self._lock = threading.Lock()
 
+    @property
+    def enabled(self) -> bool:
+        return self._stream is not None
+
     def write(
         self,
         decision_id: str,
