@@ -2,6 +2,12 @@
 
 1. The full default chain in-process, per tool call, for typical commands, beside a bare
    tree-sitter parse of the same commands (the floor for anything that parses shell).
+   Three cases, from cheapest to dearest:
+   - repeated lines: the same command line again (its analysis is remembered);
+   - new lines: every line is new (a changing comment), its commands familiar, as when an
+     agent runs `npm test` inside ever different lines; parse and walk are never cached;
+   - new words: every simple command carries a word never seen before, so nothing at
+     all is remembered. This is the worst case.
 2. Inspect over loopback gRPC, beside an empty gRPC call (health Check) on the same server.
 
 Run: make bench
@@ -45,6 +51,19 @@ TYPICAL = [
     "docker build -t app:dev . && docker run --rm app:dev",
     "python3 -c 'import sys; print(sys.version)'",
 ]
+# The same commands with a fresh word in every simple command ({n} is the round).
+TYPICAL_NEW_WORDS = [
+    "ls -la dir{n}",
+    "git status -- path{n}",
+    "git commit -m 'fix: handle empty input {n}'",
+    "pytest -q tests/test_api{n}.py -k 'not slow'",
+    "cd src{n} && grep -rn 'TODO{n}' . | head -{n}",
+    "npm run build{n} && npm test -- {n}",
+    "find . -name '*.pyc{n}' -delete",
+    "curl -s https://api.github.com/repos/o/r{n} | jq .stargazers_count{n}",
+    "docker build -t app:dev{n} . && docker run --rm app:dev{n}",
+    "python3 -c 'import sys; print(sys.version, {n})'",
+]
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -61,41 +80,52 @@ async def timed(run: Callable[[], Awaitable[object]], rounds: int) -> list[float
     return samples
 
 
-async def chain_vs_parse(rounds: int) -> dict[str, float]:
+def fresh_engine() -> PolicyEngine:
     parts = EngineParts(Metrics(), StateStore(":memory:"), SecretScanner(), RepetitionTracker())
     engine = PolicyEngine(parts, DecisionLog("off", parts.secrets))
     engine.replace(compile_policy(load_policy([bundled_policy_dir()]), parts, None))
+    return engine
+
+
+def command_lines(case: str, round_number: int) -> list[str]:
+    if case == "repeated lines":
+        return TYPICAL
+    if case == "new lines":
+        return [f"{command} # {round_number}" for command in TYPICAL]
+    return [template.format(n=round_number) for template in TYPICAL_NEW_WORDS]
+
+
+CASES = ("repeated lines", "new lines", "new words")
+
+
+async def chain_vs_parse(rounds: int) -> dict[str, dict[str, float]]:
+    """Per case: the chain's and a bare parse's p50/p99, measured side by side."""
     parser = Parser(Language(tree_sitter_bash.language()))
-    chain_samples: list[float] = []
-    parse_samples: list[float] = []
-    for round_number in range(rounds):
-        for index, command in enumerate(TYPICAL):
-            # A fresh string each round defeats the parse cache: this measures real work.
-            text = f"{command} # {round_number}"
-            call = ToolCall(str(index), "shell", {"command": text})
-            started = time.perf_counter()
-            await engine.inspect(f"bench-{round_number}", [call])
-            chain_samples.append(time.perf_counter() - started)
-            started = time.perf_counter()
-            parser.parse(text.encode())
-            parse_samples.append(time.perf_counter() - started)
-    # Agents repeat commands (git status, npm test): the same lines again, parse cached.
-    repeat_samples: list[float] = []
-    for round_number in range(rounds):
-        for index, command in enumerate(TYPICAL):
-            call = ToolCall(str(index), "shell", {"command": command})
-            started = time.perf_counter()
-            await engine.inspect(f"again-{round_number}", [call])
-            repeat_samples.append(time.perf_counter() - started)
-    _analyse_default.cache_clear()
-    return {
-        "repeat_p50_us": percentile(repeat_samples, 0.5) * 1e6,
-        "repeat_p99_us": percentile(repeat_samples, 0.99) * 1e6,
-        "chain_p50_us": percentile(chain_samples, 0.5) * 1e6,
-        "chain_p99_us": percentile(chain_samples, 0.99) * 1e6,
-        "parse_p50_us": percentile(parse_samples, 0.5) * 1e6,
-        "parse_p99_us": percentile(parse_samples, 0.99) * 1e6,
-    }
+    results: dict[str, dict[str, float]] = {}
+    for case in CASES:
+        engine = fresh_engine()  # nothing remembered from another case
+        chain_samples: list[float] = []
+        parse_samples: list[float] = []
+        for round_number in range(-20, rounds):  # negative rounds warm up, unrecorded
+            for index, text in enumerate(command_lines(case, round_number)):
+                call = ToolCall(str(index), "shell", {"command": text})
+                started = time.perf_counter()
+                await engine.inspect(f"bench-{round_number}", [call])
+                chain_time = time.perf_counter() - started
+                started = time.perf_counter()
+                parser.parse(text.encode())
+                parse_time = time.perf_counter() - started
+                if round_number >= 0:
+                    chain_samples.append(chain_time)
+                    parse_samples.append(parse_time)
+        _analyse_default.cache_clear()
+        results[case] = {
+            "chain_p50_us": percentile(chain_samples, 0.5) * 1e6,
+            "chain_p99_us": percentile(chain_samples, 0.99) * 1e6,
+            "parse_p50_us": percentile(parse_samples, 0.5) * 1e6,
+            "parse_p99_us": percentile(parse_samples, 0.99) * 1e6,
+        }
+    return results
 
 
 async def grpc_vs_empty(rounds: int) -> dict[str, float]:
@@ -137,14 +167,14 @@ async def grpc_vs_empty(rounds: int) -> dict[str, float]:
 
 async def main() -> None:
     chain = await chain_vs_parse(rounds=300)
-    print("In-process default chain, one shell call (typical commands, uncached parse):")
-    print(f"  chain  p50 {chain['chain_p50_us']:8.1f} us   p99 {chain['chain_p99_us']:8.1f} us")
-    print(f"  parse  p50 {chain['parse_p50_us']:8.1f} us   p99 {chain['parse_p99_us']:8.1f} us")
-    print(f"  ratio chain/parse p50 {chain['chain_p50_us'] / chain['parse_p50_us']:.1f}x")
-    print(
-        f"  repeated commands (parse cached): p50 {chain['repeat_p50_us']:8.1f} us   "
-        f"p99 {chain['repeat_p99_us']:8.1f} us"
-    )
+    print("In-process default chain, one shell call per Inspect, typical commands:")
+    print(f"  {'case':15} {'chain p50':>10} {'p99':>8} {'parse p50':>10} {'p99':>7}  ratio p50")
+    for case, row in chain.items():
+        print(
+            f"  {case:15} {row['chain_p50_us']:7.1f} us {row['chain_p99_us']:5.0f} us"
+            f" {row['parse_p50_us']:7.1f} us {row['parse_p99_us']:4.0f} us"
+            f"  {row['chain_p50_us'] / row['parse_p50_us']:5.1f}x"
+        )
     rpc = await grpc_vs_empty(rounds=1000)
     print("Loopback gRPC over a Unix socket, Inspect of 5 shell calls vs an empty health Check:")
     print(f"  empty    p50 {rpc['empty_p50_us']:8.1f} us   p99 {rpc['empty_p99_us']:8.1f} us")

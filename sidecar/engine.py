@@ -213,7 +213,7 @@ class PolicyEngine:
                 active.revision,
                 mode.name.lower(),
                 result.verdicts,
-                {o.inspector: o.failure for o in result.outcomes if o.failure},
+                result.failures,
                 time.perf_counter() - started,
             )
         return Decision(decision_id, result.verdicts, active.revision, mode)

@@ -139,7 +139,7 @@ async def test_a_failing_inspector_never_breaks_the_chain(
         )
         == 1.0
     )
-    assert result.outcomes[1].failure == reason
+    assert result.failures == {broken.name: reason}
     failure_lines = [r.getMessage() for r in caplog.records if broken.name in r.getMessage()]
     assert failure_lines and all("dec-42" in line for line in failure_lines)
 
@@ -204,7 +204,7 @@ async def test_a_local_inspector_that_raises_is_isolated_and_counted(caplog) -> 
         result = await chain.run(CALLS, CONTEXT)
     assert ran == ["after"]  # the chain went on
     assert [v.verdict for v in result.verdicts] == [Verdict.REQUIRE_APPROVAL] * 2
-    assert result.outcomes[0].failure == "exception"
+    assert result.failures == {"raises_now": "exception"}
     assert "raises_now failed (decision dec-42)" in caplog.text
     failures = metrics.registry.get_sample_value(
         "sidecar_inspector_failures_total", {"inspector": "raises_now", "reason": "exception"}
@@ -224,5 +224,5 @@ class ShortAtOnce(RaisesAtOnce):
 async def test_a_local_inspector_with_the_wrong_shape_is_a_failure() -> None:
     chain = InspectorChain([ChainLink(ShortAtOnce(), 1.0, on_error="deny")], Metrics())
     result = await chain.run(CALLS, CONTEXT)
-    assert result.outcomes[0].failure == "exception"
+    assert result.failures == {"short_now": "exception"}
     assert [v.verdict for v in result.verdicts] == [Verdict.DENY] * 2

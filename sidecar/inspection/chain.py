@@ -14,7 +14,6 @@ from sidecar.inspection.model import (
     CallVerdict,
     Finding,
     InspectionContext,
-    InspectorOutcome,
     ToolCall,
 )
 from sidecar.inspection.verdict import Mode, Risk, Verdict
@@ -37,7 +36,7 @@ class ChainLink:
 @dataclass(slots=True)
 class ChainResult:
     verdicts: list[CallVerdict]
-    outcomes: list[InspectorOutcome]
+    failures: dict[str, str]  # inspector -> "exception" or "timeout"; empty when all ran
 
 
 class InspectorChain:
@@ -61,9 +60,9 @@ class InspectorChain:
 
     async def run(self, calls: Sequence[ToolCall], context: InspectionContext) -> ChainResult:
         if context.mode is Mode.CHAT:
-            return ChainResult([_skipped(call) for call in calls], [])
+            return ChainResult([_skipped(call) for call in calls], {})
         per_call: list[list[Finding]] = [[] for _ in calls]
-        outcomes: list[InspectorOutcome] = []
+        failures: dict[str, str] = {}
         clock = time.perf_counter
         for link, series, inspect_now in self._steps:
             started = clock()
@@ -92,13 +91,13 @@ class InspectorChain:
             elapsed = clock() - started
             if failure is not None:
                 results = self._failed(link, failure, len(calls), context)
-            outcomes.append(InspectorOutcome(link.inspector.name, elapsed, failure))
+                failures[link.inspector.name] = failure
             self._record(link.inspector.name, series, elapsed, results)
             for findings, found in zip(per_call, results, strict=True):
                 if found:
                     findings.extend(found)
         verdicts = [merge(call, findings) for call, findings in zip(calls, per_call, strict=True)]
-        return ChainResult(verdicts, outcomes)
+        return ChainResult(verdicts, failures)
 
     async def _wait(
         self,
@@ -169,7 +168,7 @@ class InspectorChain:
         verdicts = series.verdicts
         for found in results:
             if not found:
-                series.allowed.inc()
+                series.allowed.value += 1  # inc(), inlined: this runs per call and link
             elif len(found) == 1:
                 finding = found[0]
                 verdicts[finding.verdict].inc()

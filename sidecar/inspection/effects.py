@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import re2
-
+from sidecar.inspection.pattern_filter import PatternFilter
 from sidecar.inspection.shell import SimpleCommand
 
 # Programs whose positional arguments are files they read the contents of.
@@ -80,8 +79,7 @@ class SensitivePaths:
 
     def __init__(self, patterns: Iterable[str]) -> None:
         self.patterns = tuple(patterns)
-        joined = "|".join(f"(?:{p})" for p in self.patterns)
-        self._regex = re2.compile(joined) if self.patterns else None
+        self._filter = PatternFilter(self.patterns)
         self._answers: dict[str, bool] = {}
 
     def matches(self, path: str) -> bool:
@@ -95,9 +93,9 @@ class SensitivePaths:
         return answer
 
     def _search(self, path: str) -> bool:
-        if self._regex is None or not path or ("://" in path and "file://" not in path):
+        if not self.patterns or not path or ("://" in path and "file://" not in path):
             return False  # a URL names a remote resource, not a local file
-        return self._regex.search(_strip_file_marker(path.strip("'\""))) is not None
+        return bool(self._filter.matching(_strip_file_marker(path.strip("'\""))))
 
     def any(self, paths: Iterable[str]) -> bool:
         return any(self.matches(p) for p in paths)

@@ -57,12 +57,3 @@ class CallVerdict:
     reason: str
     approval_prompt: str = ""
     findings: list[Finding] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class InspectorOutcome:
-    """How one inspector fared on a batch, for metrics and the decision log."""
-
-    inspector: str
-    duration_seconds: float
-    failure: str | None = None  # "exception" or "timeout"

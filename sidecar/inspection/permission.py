@@ -40,7 +40,15 @@ def pattern_matches(pattern: CommandPattern, command: SimpleCommand) -> bool:
     words = pattern.words
     if command.program != words[0]:
         return False
-    if words[1:] and subcommand_words(command, len(words) - 1) != words[1:]:
+    return _matches_after_program(pattern, command, subcommand_words(command, len(words) - 1))
+
+
+def _matches_after_program(
+    pattern: CommandPattern, command: SimpleCommand, subcommands: tuple[str, ...]
+) -> bool:
+    """`subcommands` is the command's subcommand words, at least as many as the pattern has."""
+    wanted = pattern.words[1:]
+    if wanted and subcommands[: len(wanted)] != wanted:
         return False
     return not (pattern.unless_flags and command.flags.intersection(pattern.unless_flags))
 
@@ -66,9 +74,15 @@ class PermissionInspector:
         self._read_only_commands: dict[str, list[CommandPattern]] = {}
         for pattern in policy.read_only_commands:
             self._read_only_commands.setdefault(pattern.words[0], []).append(pattern)
+        # How many subcommand words the longest read-only pattern of each program needs.
+        self._read_only_depth = {
+            program: max(len(p.words) - 1 for p in patterns)
+            for program, patterns in self._read_only_commands.items()
+        }
         self._roots = tuple(r.rstrip("/") for r in policy.workspace_roots)
         # Agents use a handful of tool names: their rule lookups are answered once.
         self._tool_rules: dict[str, tuple[Verdict | None, str, str]] = {}
+        self._asks: dict[tuple[Mode, str], Finding] = {}  # the mode's question, per tool
 
     async def inspect(
         self, calls: Sequence[ToolCall], context: InspectionContext
@@ -169,25 +183,36 @@ class PermissionInspector:
                 return _finding(Verdict.ALLOW, "permission.read_only", f"{call.name} only reads")
             if analysis is not None and self._read_only_shell(analysis):
                 return _READ_ONLY_COMMANDS
-        why = (
-            "mode approve asks before every call"
-            if mode is Mode.APPROVE
-            else f"{call.name} is not known to be read-only"
-        )
-        return Finding(
-            inspector=NAME,
-            verdict=Verdict.REQUIRE_APPROVAL,
-            rule_id=f"permission.mode_{mode.name.lower()}",
-            message=why,
-            approval_prompt=f"Allow the agent to run {call.name}?",
-        )
+        key = (mode, call.name)
+        finding = self._asks.get(key)
+        if finding is None:
+            why = (
+                "mode approve asks before every call"
+                if mode is Mode.APPROVE
+                else f"{call.name} is not known to be read-only"
+            )
+            finding = Finding(
+                inspector=NAME,
+                verdict=Verdict.REQUIRE_APPROVAL,
+                rule_id=f"permission.mode_{mode.name.lower()}",
+                message=why,
+                approval_prompt=f"Allow the agent to run {call.name}?",
+            )
+            if len(self._asks) >= _MAX_REMEMBERED_TOOLS:
+                self._asks.clear()
+            self._asks[key] = finding
+        return finding
 
     def _read_only_shell(self, analysis: ShellAnalysis) -> bool:
         if analysis.problems or analysis.parse_error or not analysis.commands:
             return False
         for command in analysis.commands:
-            patterns = self._read_only_commands.get(command.program, ())
-            if not any(pattern_matches(p, command) for p in patterns):
+            patterns = self._read_only_commands.get(command.program)
+            if not patterns:
+                return False
+            # The subcommand words once per command, not once per pattern.
+            words = subcommand_words(command, self._read_only_depth[command.program])
+            if not any(_matches_after_program(p, command, words) for p in patterns):
                 return False
             if any(t not in _HARMLESS_WRITES for t in write_targets(command)):
                 return False

@@ -16,6 +16,7 @@ from sidecar.inspection.effects import (
 )
 from sidecar.inspection.globs import GlobSet
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
+from sidecar.inspection.pattern_filter import PatternFilter
 from sidecar.inspection.shell import ShellAnalysis, SimpleCommand
 from sidecar.inspection.shell import analyse as shell_analyse
 from sidecar.inspection.shell_calls import ShellCalls
@@ -55,20 +56,38 @@ class _Pattern:
 class CommandFacts:
     """What a command reads and writes, worked out once and shared by every rule."""
 
-    __slots__ = ("_arguments", "_positionals", "_reads", "_writes", "command")
+    __slots__ = (
+        "_argument_hits",
+        "_filter",
+        "_positionals",
+        "_reads",
+        "_subcommand",
+        "_writes",
+        "command",
+    )
 
-    def __init__(self, command: SimpleCommand) -> None:
+    def __init__(self, command: SimpleCommand, argument_filter: PatternFilter) -> None:
         self.command = command
+        self._filter = argument_filter
         self._writes: list[str] | None = None
         self._reads: list[str] | None = None
-        self._arguments: str | None = None
+        self._argument_hits: frozenset[int] | None = None
         self._positionals: str | None = None
+        self._subcommand: tuple[str, ...] | None = None
 
     @property
-    def argument_lines(self) -> str:
-        if self._arguments is None:
-            self._arguments = "\n".join(self.command.args)
-        return self._arguments
+    def subcommand_words(self) -> tuple[str, ...]:
+        """The first word naming what the command does (`git -C x push` -> push), if any."""
+        if self._subcommand is None:
+            self._subcommand = subcommand_words(self.command, limit=1)
+        return self._subcommand
+
+    @property
+    def argument_hits(self) -> frozenset[int]:
+        """Which of the rule book's argument patterns occur in the arguments (one per line)."""
+        if self._argument_hits is None:
+            self._argument_hits = self._filter.matching("\n".join(self.command.args))
+        return self._argument_hits
 
     @property
     def positional_lines(self) -> str:
@@ -90,17 +109,32 @@ class CommandFacts:
 
 
 _MAX_REMEMBERED_NAMES = 4096
+_MAX_REMEMBERED_COMMANDS = 4096
+_REMEMBERED_ARGUMENTS_LENGTH = 1024  # longer commands are matched afresh, not kept
+
+
+def _argument_pattern(pattern: str) -> str:
+    # Run over the arguments joined by newlines, ^ and $ anchored per line.
+    return f"(?m){pattern}"
 
 
 class CompiledShellMatch:
-    def __init__(self, match: ShellMatch, sensitive: SensitivePaths) -> None:
+    def __init__(
+        self, match: ShellMatch, sensitive: SensitivePaths, argument_filter: PatternFilter
+    ) -> None:
+        self.argument_filter = argument_filter
+        # All rules' argument patterns run together, once per command (see PatternFilter).
+        self.argument_index = (
+            argument_filter.patterns.index(_argument_pattern(match.argument))
+            if match.argument is not None
+            else -1
+        )
         self.programs = frozenset(match.program)
         self.program_pattern = _Pattern(match.program_pattern)
         self.subcommands = frozenset(match.subcommand)
         self.flags_any = frozenset(match.flags_any)
         self.flags_all = tuple(frozenset(group) for group in match.flags_all)
         self.positional = _Pattern(match.positional)
-        self.argument = _Pattern(match.argument)
         self.arguments_text = _Pattern(match.arguments_text)
         self.redirect_target = _Pattern(match.redirect_target)
         self.writes_to = _Pattern(match.writes_to)
@@ -110,7 +144,7 @@ class CompiledShellMatch:
         self.recursive_function = match.recursive_function
         self.per_command = bool(
             self.programs or self.program_pattern.given or self.subcommands or self.flags_any
-            or self.flags_all or self.positional.given or self.argument.given
+            or self.flags_all or self.positional.given or match.argument is not None
             or self.arguments_text.given or self.redirect_target.given or self.writes_to.given
             or self.input_from or self.reads_sensitive
         )  # fmt: skip
@@ -122,7 +156,7 @@ class CompiledShellMatch:
         """Conditions on the script as a whole."""
         return not self.recursive_function or bool(analysis.recursive_functions)
 
-    def _names(self, program: str) -> bool:
+    def names(self, program: str) -> bool:
         if program in self.programs:
             return True
         if not self.program_pattern.given:
@@ -137,7 +171,7 @@ class CompiledShellMatch:
 
     def matches(self, facts: CommandFacts) -> bool:
         command = facts.command
-        if (self.programs or self.program_pattern.given) and not self._names(command.program):
+        if (self.programs or self.program_pattern.given) and not self.names(command.program):
             return False
         # Cheap structural checks before any regular expression runs.
         if self.redirect_target.given and not command.redirects:
@@ -147,12 +181,12 @@ class CompiledShellMatch:
         if self.reads_sensitive and not facts.reads:
             return False
         if self.subcommands:
-            words = subcommand_words(command, limit=1)
+            words = facts.subcommand_words
             if not words or words[0] not in self.subcommands:
                 return False
         if self.flags_any and not (self.flags_any & command.flags):
             return False
-        if any(not (group & command.flags) for group in self.flags_all):
+        if self.flags_all and any(not (group & command.flags) for group in self.flags_all):
             return False
         if self.input_from:
             source = command.input_from
@@ -172,8 +206,8 @@ class CompiledShellMatch:
             not command.positionals or not self.positional.any_line(facts.positional_lines)
         ):
             return False
-        if self.argument.given and (
-            not command.args or not self.argument.any_line(facts.argument_lines)
+        if self.argument_index >= 0 and (
+            not command.args or self.argument_index not in facts.argument_hits
         ):
             return False
         return self.arguments_text.any([" ".join(command.args)])
@@ -233,7 +267,8 @@ class CompiledRule:
             if not self.shell.matches_analysis(analysis):
                 return False
             return not self.shell.per_command or any(
-                self.shell.matches(CommandFacts(c)) for c in analysis.commands
+                self.shell.matches(CommandFacts(c, self.shell.argument_filter))
+                for c in analysis.commands
             )
         assert self.arguments is not None
         # A tool name the rule's first glob matches: "*write*" -> "xwritex".
@@ -258,17 +293,26 @@ class RuleBook:
         # Rules for any program, grouped by the fact they need, so that a command
         # that writes, reads and redirects nothing never looks at most of them.
         self._any_program: list[CompiledRule] = []
+        self._named_by_pattern: list[CompiledRule] = []  # program_pattern: per name, once
+        self._for_program: dict[str, list[CompiledRule]] = {}
+        self._matched: dict[tuple[SimpleCommand, bool], tuple[CompiledRule, ...]] = {}
         self._on_writes: list[CompiledRule] = []
         self._on_reads: list[CompiledRule] = []
         self._on_redirects: list[CompiledRule] = []
         self._by_id: dict[str, CompiledRule] = {}
         self._argument_rules_by_tool: dict[str, list[CompiledRule]] = {}
+        argument_patterns = (r.shell.argument for r in policy.rules if r.shell)
+        self.argument_filter = PatternFilter(
+            list(dict.fromkeys(_argument_pattern(p) for p in argument_patterns if p is not None))
+        )
         for rule in policy.rules:
             compiled = CompiledRule(
                 rule,
                 VERDICTS[rule.verdict or policy.risk_verdicts[rule.risk]],
                 Risk[rule.risk.upper()],
-                CompiledShellMatch(rule.shell, sensitive) if rule.shell else None,
+                CompiledShellMatch(rule.shell, sensitive, self.argument_filter)
+                if rule.shell
+                else None,
                 CompiledArgumentMatch(rule.arguments, sensitive) if rule.arguments else None,
             )
             self._by_id[rule.id] = compiled
@@ -285,6 +329,8 @@ class RuleBook:
                 self._on_reads.append(compiled)
             elif compiled.shell.redirect_target.given:
                 self._on_redirects.append(compiled)
+            elif compiled.shell.program_pattern.given:
+                self._named_by_pattern.append(compiled)
             else:
                 self._any_program.append(compiled)
 
@@ -303,11 +349,43 @@ class RuleBook:
             self._argument_rules_by_tool[tool] = rules
         return rules
 
+    def matching_command(self, command: SimpleCommand, recursive: bool) -> tuple[CompiledRule, ...]:
+        """The per-command rules this command matches.
+
+        Remembered (bounded), because agents run the same commands again and again
+        inside different command lines: `cd x && npm test`, `npm test | tail`.
+        """
+        key = (command, recursive)
+        found = self._matched.get(key)
+        if found is None:
+            facts = CommandFacts(command, self.argument_filter)
+            found = tuple(
+                rule
+                for rule in self.shell_rules_for(facts)
+                if rule.shell is not None
+                and (recursive or not rule.shell.recursive_function)
+                and rule.shell.matches(facts)
+            )
+            if sum(map(len, command.args)) <= _REMEMBERED_ARGUMENTS_LENGTH:
+                if len(self._matched) >= _MAX_REMEMBERED_COMMANDS:
+                    self._matched.clear()
+                self._matched[key] = found
+        return found
+
+    def _rules_for_program(self, program: str) -> list[CompiledRule]:
+        rules = self._for_program.get(program)
+        if rules is None:
+            named = [r for r in self._named_by_pattern if r.shell and r.shell.names(program)]
+            rules = self._by_program.get(program, []) + named + self._any_program
+            if len(self._for_program) >= _MAX_REMEMBERED_NAMES:
+                self._for_program.clear()
+            self._for_program[program] = rules
+        return rules
+
     def shell_rules_for(self, facts: CommandFacts) -> list[CompiledRule]:
         command = facts.command
-        own = self._by_program.get(command.program)
-        # Never `+=`: `rules` may be one of the book's own lists.
-        rules = own + self._any_program if own else self._any_program
+        # Never `+=`: `rules` is one of the book's own lists.
+        rules = self._rules_for_program(command.program)
         if self._on_writes and facts.writes:
             rules = rules + self._on_writes
         if self._on_reads and facts.reads:
@@ -369,12 +447,8 @@ class SecurityInspector:
                 findings.append(rule.finding())
         recursive = bool(analysis.recursive_functions)
         for command in analysis.commands:
-            facts = CommandFacts(command)
-            for rule in self._rules.shell_rules_for(facts):
-                shell = rule.shell
-                if shell is None or (shell.recursive_function and not recursive):
-                    continue
-                if rule.rule.id not in seen and shell.matches(facts):
+            for rule in self._rules.matching_command(command, recursive):
+                if rule.rule.id not in seen:
                     seen.add(rule.rule.id)
                     findings.append(rule.finding(f"via {command.via}" if command.via else ""))
         verdict = self._rules.unresolved_verdict

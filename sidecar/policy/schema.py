@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Annotated, Literal
@@ -63,9 +64,9 @@ class CommandPattern(Strict):
         default=(), description="The pattern does not apply when one of these flags is given."
     )
 
-    @property
+    @functools.cached_property
     def words(self) -> tuple[str, ...]:
-        return tuple(self.command.split())
+        return tuple(self.command.split())  # read on every permission check: split once
 
 
 class CommandRule(CommandPattern):
