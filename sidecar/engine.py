@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from collections.abc import Sequence
@@ -167,6 +168,10 @@ class PolicyEngine:
         self._decision_counters = {
             v: parts.metrics.decisions.labels(verdict=v.label) for v in Verdict
         }
+        # Decision ids: a random prefix per engine and a counter. Unique across
+        # processes like a uuid4, without a getrandom() system call per Inspect.
+        self._id_prefix = os.urandom(8).hex()
+        self._id_counter = itertools.count()
 
     @property
     def ready(self) -> bool:
@@ -197,7 +202,7 @@ class PolicyEngine:
         if requested_mode is not None:
             # A request may tighten the mode, up to the policy's limit, never loosen it.
             mode = max(mode, min(requested_mode, active.policy.permission.request_mode_limit))
-        decision_id = os.urandom(16).hex()  # random like uuid4, without the object
+        decision_id = f"{self._id_prefix}{next(self._id_counter):016x}"
         context = InspectionContext(session_id, decision_id, mode, task, recent_user_messages)
         result = await active.chain.run(calls, context)
         result.verdicts = [mask_verdict(v, self._parts.secrets) for v in result.verdicts]
