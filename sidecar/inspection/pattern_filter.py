@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import re2
 
 LARGE_TEXT = 16 * 1024
+_NONE: frozenset[int] = frozenset()
 
 
 class PatternFilter:
@@ -33,7 +34,8 @@ class PatternFilter:
             return frozenset()
         if len(text) > LARGE_TEXT:
             return self.matching_one_by_one(text)
-        return frozenset(self._filter.Match(text) or ())
+        found = self._filter.Match(text)
+        return frozenset(found) if found else _NONE
 
     def matching_one_by_one(self, text: str) -> frozenset[int]:
         return frozenset(i for i, regex in enumerate(self._each) if regex.search(text))

@@ -10,8 +10,11 @@ import re2
 
 from sidecar.inspection.effects import (
     SensitivePaths,
+    executes_input,
     read_targets,
+    script_facts,
     subcommand_words,
+    upstream,
     write_targets,
 )
 from sidecar.inspection.globs import GlobSet
@@ -141,12 +144,23 @@ class CompiledShellMatch:
         self.input_from = frozenset(match.input_from)
         self.input_flags_any = frozenset(match.input_flags_any)
         self.reads_sensitive = match.reads_sensitive
-        self.recursive_function = match.recursive_function
+        # Conditions on the script as a whole, by name (see effects.script_facts).
+        self.script_facts = frozenset(
+            name
+            for name, wanted in (
+                ("recursive_function", match.recursive_function),
+                ("runs_download", match.runs_download),
+                ("pushes_new_remote", match.pushes_new_remote),
+            )
+            if wanted
+        )
+        self.runs_input = match.runs_input
+        self.wrapped_by = frozenset(match.wrapped_by)
         self.per_command = bool(
             self.programs or self.program_pattern.given or self.subcommands or self.flags_any
             or self.flags_all or self.positional.given or match.argument is not None
             or self.arguments_text.given or self.redirect_target.given or self.writes_to.given
-            or self.input_from or self.reads_sensitive
+            or self.input_from or self.reads_sensitive or self.wrapped_by or self.runs_input
         )  # fmt: skip
         self._sensitive = sensitive
         # Few distinct program names occur, so a pattern on them is searched once per name.
@@ -154,7 +168,17 @@ class CompiledShellMatch:
 
     def matches_analysis(self, analysis: ShellAnalysis) -> bool:
         """Conditions on the script as a whole."""
-        return not self.recursive_function or bool(analysis.recursive_functions)
+        recursive = bool(analysis.recursive_functions)
+        return self.script_facts <= script_facts(analysis.commands, recursive, self.script_facts)
+
+    def _fed_by_listed_program(self, command: SimpleCommand) -> bool:
+        """Whether one of `input_from` feeds the command, directly or through other stages
+        (`curl ... | cat | sh`, `base64 -d | tee log | sh`)."""
+        return any(
+            source.program in self.input_from
+            and (not self.input_flags_any or not self.input_flags_any.isdisjoint(source.flags))
+            for source in upstream(command)
+        )
 
     def names(self, program: str) -> bool:
         if program in self.programs:
@@ -188,12 +212,12 @@ class CompiledShellMatch:
             return False
         if self.flags_all and any(not (group & command.flags) for group in self.flags_all):
             return False
-        if self.input_from:
-            source = command.input_from
-            if source is None or source.program not in self.input_from:
-                return False
-            if self.input_flags_any and not (self.input_flags_any & source.flags):
-                return False
+        if self.wrapped_by and self.wrapped_by.isdisjoint(command.wrappers):
+            return False
+        if self.input_from and not self._fed_by_listed_program(command):
+            return False
+        if self.runs_input and not executes_input(command):
+            return False
         if self.redirect_target.given:
             targets = [r.target for r in command.redirects]
             if not targets or not self.redirect_target.any(targets):
@@ -295,7 +319,10 @@ class RuleBook:
         self._any_program: list[CompiledRule] = []
         self._named_by_pattern: list[CompiledRule] = []  # program_pattern: per name, once
         self._for_program: dict[str, list[CompiledRule]] = {}
-        self._matched: dict[tuple[SimpleCommand, bool], tuple[CompiledRule, ...]] = {}
+        # Script-level facts (see effects.script_facts) are worked out only if a rule asks.
+        self.facts: frozenset[str] = frozenset()  # every script-level fact a rule asks about
+        self.per_command_facts: frozenset[str] = frozenset()
+        self._matched: dict[tuple[SimpleCommand, frozenset[str]], tuple[CompiledRule, ...]] = {}
         self._on_writes: list[CompiledRule] = []
         self._on_reads: list[CompiledRule] = []
         self._on_redirects: list[CompiledRule] = []
@@ -316,6 +343,10 @@ class RuleBook:
                 CompiledArgumentMatch(rule.arguments, sensitive) if rule.arguments else None,
             )
             self._by_id[rule.id] = compiled
+            if compiled.shell is not None:
+                self.facts |= compiled.shell.script_facts
+                if compiled.shell.per_command:
+                    self.per_command_facts |= compiled.shell.script_facts
             if compiled.shell is None:
                 self.argument_rules.append(compiled)
             elif not compiled.shell.per_command:
@@ -349,13 +380,15 @@ class RuleBook:
             self._argument_rules_by_tool[tool] = rules
         return rules
 
-    def matching_command(self, command: SimpleCommand, recursive: bool) -> tuple[CompiledRule, ...]:
-        """The per-command rules this command matches.
+    def matching_command(
+        self, command: SimpleCommand, facts_of_script: frozenset[str]
+    ) -> tuple[CompiledRule, ...]:
+        """The per-command rules this command matches, given facts about its script.
 
         Remembered (bounded), because agents run the same commands again and again
         inside different command lines: `cd x && npm test`, `npm test | tail`.
         """
-        key = (command, recursive)
+        key = (command, facts_of_script)
         found = self._matched.get(key)
         if found is None:
             facts = CommandFacts(command, self.argument_filter)
@@ -363,7 +396,7 @@ class RuleBook:
                 rule
                 for rule in self.shell_rules_for(facts)
                 if rule.shell is not None
-                and (recursive or not rule.shell.recursive_function)
+                and rule.shell.script_facts <= facts_of_script
                 and rule.shell.matches(facts)
             )
             if sum(map(len, command.args)) <= _REMEMBERED_ARGUMENTS_LENGTH:
@@ -440,14 +473,16 @@ class SecurityInspector:
     def _shell_findings(self, analysis: ShellAnalysis) -> list[Finding]:
         findings: list[Finding] = []
         seen: set[str] = set()
-        for rule in self._rules.script_rules:
-            assert rule.shell is not None
-            if rule.shell.matches_analysis(analysis):
+        book = self._rules
+        facts = script_facts(analysis.commands, bool(analysis.recursive_functions), book.facts)
+        for rule in book.script_rules:
+            if rule.shell is not None and rule.shell.script_facts <= facts:
                 seen.add(rule.rule.id)
                 findings.append(rule.finding())
-        recursive = bool(analysis.recursive_functions)
+        # Per-command results depend only on the facts per-command rules ask about.
+        facts &= book.per_command_facts
         for command in analysis.commands:
-            for rule in self._rules.matching_command(command, recursive):
+            for rule in book.matching_command(command, facts):
                 if rule.rule.id not in seen:
                     seen.add(rule.rule.id)
                     findings.append(rule.finding(f"via {command.via}" if command.via else ""))

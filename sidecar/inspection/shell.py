@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import re2
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser, Tree
 
@@ -225,7 +226,7 @@ def _walk_tree(
             for before, after in itertools.pairwise(stages):
                 previous_stage[after.id] = before.id
         elif kind in ("declaration_command", "unset_command"):
-            _declaration(walk, node, via)
+            _declaration(walk, node, via, depth)
         elif (
             kind == "variable_assignment"
             and node.parent is not None
@@ -234,6 +235,7 @@ def _walk_tree(
         ):
             text = _assignment(node, source)  # a bare FOO=1 statement
             walk.commands.append(SimpleCommand("(assign)", (text,), _NO_FLAGS, (text,), via=via))
+            _follow_variable(walk, text, via, depth)
         elif kind == "function_definition" and _calls_itself(node, source):
             name = node.child_by_field_name("name")
             walk.recursive_functions.append(_text(name, source) if name is not None else "?")
@@ -243,7 +245,7 @@ def _walk_tree(
         stack.extend(c for c in reversed(node.named_children) if c.type not in _LEAVES)
 
 
-def _declaration(walk: _Walk, node: Node, via: str) -> None:
+def _declaration(walk: _Walk, node: Node, via: str, depth: int) -> None:
     """export/declare/local/readonly/unset: builtins that change the shell's variables."""
     source = walk.source
     keyword = next((c for c in node.children if not c.is_named), None)
@@ -254,6 +256,43 @@ def _declaration(walk: _Walk, node: Node, via: str) -> None:
     )
     flags, positionals = _split_flags(args)
     walk.commands.append(SimpleCommand(program, args, flags, positionals, via=via))
+    for assignment in args:
+        _follow_variable(walk, assignment, via, depth)
+
+
+# Environment variables whose value some program runs as a shell command.
+COMMAND_VARIABLES = frozenset({
+    "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
+    "GIT_EXTERNAL_DIFF", "GIT_PROXY_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS",
+    "PAGER", "MANPAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "FCEDIT", "PROMPT_COMMAND",
+    "BASH_ENV", "ENV", "LESSOPEN", "LESSCLOSE", "RSYNC_RSH", "CVS_RSH", "BROWSER",
+})  # fmt: skip
+# Variables that load code into whatever runs next: recorded as (assign) for rules.
+LOADER_VARIABLES = frozenset({
+    "LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES",
+    "DYLD_LIBRARY_PATH", "PYTHONSTARTUP", "PYTHONPATH", "PERL5OPT", "PERL5LIB", "RUBYOPT",
+    "NODE_OPTIONS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
+})  # fmt: skip
+
+
+def _follow_variable(walk: _Walk, assignment: str, via: str, depth: int = 0) -> None:
+    """NAME=value where a program will run the value as a command: parse the value."""
+    name, _, value = assignment.partition("=")
+    if name in COMMAND_VARIABLES and value:
+        _walk_script(walk, value, depth + 1, f"{name}=", None)
+
+
+def _prefix_assignments(walk: _Walk, command: Node, via: str, depth: int) -> None:
+    """`GIT_SSH_COMMAND='...' git fetch`, `LD_PRELOAD=x.so ls`: variables set for one command."""
+    source = walk.source
+    for child in command.named_children:
+        if child.type != "variable_assignment":
+            break  # assignments come first, before the command name
+        text = _assignment(child, source)
+        name = text.partition("=")[0]
+        if name in COMMAND_VARIABLES or name in LOADER_VARIABLES:
+            walk.commands.append(SimpleCommand("(assign)", (text,), _NO_FLAGS, (text,), via=via))
+            _follow_variable(walk, text, via, depth)
 
 
 def _assignment(node: Node, source: str) -> str:
@@ -379,6 +418,10 @@ def _command(
     if name_node is None:
         return None
     source = walk.source
+    if "=" in source:
+        first = node.child(0)
+        if first is not None and first.type == "variable_assignment":
+            _prefix_assignments(walk, node, via, depth)
     arguments = node.children_by_field_name("argument")
     words = [_resolve(name_node, source)]
     words += [_resolve(c, source) for c in arguments]
@@ -428,12 +471,20 @@ def _emit(
             inner = _env_split_string(rest, inner)
         if program == "xargs":
             # xargs appends what it reads to the command: use it where it is static.
-            inner = inner + _static_output(input_from)
+            # With -0 or -d the input is not split at blanks: `echo rm -rf / | xargs -0
+            # bash -c` hands bash the whole line as one script.
+            whole = any(
+                w in ("-0", "--null") or w.startswith(("-d", "--delimiter"))
+                for w in itertools.takewhile(lambda w: w.startswith("-"), rest)
+            )
+            inner = inner + _static_output(input_from, split=not whole)
             via = "xargs"
         return _emit(walk, inner, redirects, heredoc, depth, via, input_from, (*wrappers, program))
     command = _record(walk, program, rest, redirects, input_from, wrappers, via)
     if program in _RUNS_CODE:
         _follow_nested(walk, command, rest, heredoc, depth)
+    elif program in _WRITES_TEXT and (redirects or program == "tee"):
+        _follow_startup_write(walk, command, depth)
     return command
 
 
@@ -462,8 +513,46 @@ def _record(
     return command
 
 
+# Interpreters' options for inline code; that code may hand strings to a shell.
+INLINE_CODE_OPTIONS: Mapping[str, tuple[str, ...]] = {
+    "python": ("-c",),
+    "python2": ("-c",),
+    "python3": ("-c",),
+    "perl": ("-e", "-E"),
+    "ruby": ("-e",),
+    "node": ("-e", "--eval", "-p", "--print"),
+    "nodejs": ("-e", "--eval", "-p", "--print"),
+    "bun": ("-e", "--eval"),
+    "php": ("-r",),
+}
+_QUOTED = r"'(?:[^'\\]|\\.)*'" + "|" + r'"(?:[^"\\]|\\.)*"'  # a quoted string in code
+# os.system("..."), subprocess.run(["rm", "-rf", "/"]), child_process.exec('...'), ...
+_SHELL_CALL = re2.compile(
+    r"\b(?:system|popen|exec|execSync|spawn|spawnSync|check_output|check_call|call|run|Popen"
+    r"|getoutput|getstatusoutput|shell_exec|passthru|proc_open)\s*\(\s*(\[\s*)?"
+    rf"({_QUOTED})((?:\s*,\s*(?:{_QUOTED}))*)"
+)
+_QUOTED_STRING = re2.compile(_QUOTED)
+_BACKTICKS = re2.compile(r"`([^`]*)`")  # perl, ruby and php run these through a shell
+
+# git settings whose value git runs as a shell command (aliases and helpers with "!").
+GIT_COMMAND_SETTINGS = frozenset({
+    "core.pager", "core.editor", "core.sshcommand", "core.fsmonitor", "core.askpass",
+    "core.gitproxy", "sequence.editor", "diff.external", "gpg.program", "gpg.ssh.program",
+    "credential.helper", "uploadpack.packobjectshook", "pager.log", "pager.diff", "pager.show",
+})  # fmt: skip
+_GIT_COMMAND_SUFFIXES = (
+    ".cmd",
+    ".command",
+    ".textconv",
+    ".clean",
+    ".smudge",
+    ".process",
+    ".helper",
+)
+
 # Programs whose arguments, input or here-document can be code that runs.
-_RUNS_CODE = SHELLS | {"eval", "source", ".", "find"}
+_RUNS_CODE = SHELLS | {"eval", "source", ".", "find", "git"} | INLINE_CODE_OPTIONS.keys()
 
 
 def _follow_nested(
@@ -498,6 +587,96 @@ def _follow_nested(
         return
     if program == "find":
         _find_exec(walk, rest, depth)
+        return
+    if program == "git":
+        _git_settings(walk, rest, depth)
+        return
+    options = INLINE_CODE_OPTIONS.get(program)
+    if options is not None:
+        for position, word in enumerate(rest[:-1]):
+            if word in options:
+                for script in _shell_strings(program, rest[position + 1]):
+                    _walk_script(walk, script, depth + 1, f"{program} {word}", None)
+                return
+
+
+def _git_settings(walk: _Walk, rest: list[str], depth: int) -> None:
+    """`git -c core.pager=CMD log`, `git config alias.x '!CMD'`: git runs these values."""
+    settings: list[tuple[str, str]] = []
+    for position, word in enumerate(rest[:-1]):
+        if word == "-c" and "=" in rest[position + 1]:
+            key, _, value = rest[position + 1].partition("=")
+            settings.append((key, value))
+    if "config" in rest:
+        # git config [options] KEY VALUE: the first two words after "config" that are not options.
+        words = [w for w in rest[rest.index("config") + 1 :] if not w.startswith("-")]
+        if len(words) >= 2:
+            settings.append((words[0], words[1]))
+    for key, value in settings:
+        key = key.lower()
+        if key == "core.hookspath":
+            walk.problems.append(f"git runs hooks from {value[:80] or 'another directory'}")
+            continue
+        runs = (
+            key in GIT_COMMAND_SETTINGS
+            or key.startswith("pager.")
+            or key.endswith(_GIT_COMMAND_SUFFIXES)
+            or (key.startswith("alias.") and value.startswith("!"))
+            or (key.endswith(".helper") and value.startswith("!"))
+        )
+        if runs and value.strip("!"):
+            _walk_script(walk, value.removeprefix("!"), depth + 1, f"git {key}", None)
+
+
+def _shell_strings(program: str, code: str) -> list[str]:
+    """Strings that inline interpreter code passes to a shell (os.system, exec, `...`)."""
+    found: list[str] = []
+    for call in _SHELL_CALL.finditer(code):
+        if call.group(1):  # a list of arguments: join its string items
+            items = [_QUOTED_STRING.findall(call.group(2)), _QUOTED_STRING.findall(call.group(3))]
+            found.append(" ".join(_unquote(item) for part in items for item in part))
+        else:
+            found.append(_unquote(call.group(2)))
+    if program in ("perl", "ruby", "php"):
+        found += _BACKTICKS.findall(code)
+    return found
+
+
+def _unquote(literal: str) -> str:
+    body = literal[1:-1]
+    if "\\" not in body:
+        return body
+    return body.replace("\\n", "\n").replace('\\"', '"').replace("\\'", "'").replace("\\\\", "\\")
+
+
+# Files every new shell runs: text written there is code, and is judged as such.
+_STARTUP_NAMES = frozenset({
+    ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv",
+    ".zlogin", ".kshrc", "bash.bashrc", "zshrc", "rc.local",
+})  # fmt: skip
+_WRITES_TEXT = frozenset({"echo", "printf", "tee"})
+
+
+def _is_startup_file(path: str) -> bool:
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    return name in _STARTUP_NAMES or path.startswith("/etc/profile")
+
+
+def _follow_startup_write(walk: _Walk, command: SimpleCommand, depth: int) -> None:
+    """`echo CODE >> ~/.bashrc`, `echo CODE | tee -a ~/.profile`: parse CODE."""
+    if command.program == "tee":
+        source = command.input_from
+        targets = list(command.positionals)
+        if source is None or source.program not in ("echo", "printf"):
+            return
+    else:
+        source = command
+        targets = [r.target for r in command.redirects if r.operator in (">", ">>", "&>")]
+    for target in targets:
+        if _is_startup_file(target):
+            text = " ".join(_printed(source)).replace("\\n", "\n")
+            _walk_script(walk, text, depth + 1, f"written to {target}", None)
+            return
 
 
 def _follow_stdin(walk: _Walk, shell: SimpleCommand, depth: int) -> None:
@@ -505,7 +684,7 @@ def _follow_stdin(walk: _Walk, shell: SimpleCommand, depth: int) -> None:
     if source is None:
         return
     if source.program in ("echo", "printf") and source.args:
-        body = " ".join(a for a in source.args if not a.startswith("-"))
+        body = " ".join(_printed(source))
         _walk_script(
             walk, body.replace("\\n", "\n"), depth + 1, f"piped into {shell.program}", None
         )
@@ -517,11 +696,31 @@ def _follow_stdin(walk: _Walk, shell: SimpleCommand, depth: int) -> None:
         )
 
 
-def _static_output(source: SimpleCommand | None) -> list[str]:
-    """What echo/printf with literal arguments print, as words."""
+def _static_output(source: SimpleCommand | None, split: bool = True) -> list[str]:
+    """What echo/printf with literal arguments print, as words (or as one, unsplit)."""
     if source is None or source.program not in ("echo", "printf"):
         return []
-    return [part for arg in source.positionals for part in arg.split()]
+    printed = _printed(source)
+    if not split:
+        return [" ".join(printed)] if printed else []
+    return [part for arg in printed for part in arg.split()]
+
+
+def _printed(source: SimpleCommand) -> list[str]:
+    """The arguments echo or printf prints: all but echo's own leading -n/-e/-E options.
+
+    `echo rm -rf /` prints `rm -rf /`: "-rf" is not an echo option, so it is printed.
+    """
+    args = list(source.args)
+    if source.program == "echo":
+        while args and len(args[0]) > 1 and args[0][0] == "-" and set(args[0][1:]) <= _ECHO_FLAGS:
+            args.pop(0)
+    elif args and args[0] == "--":
+        args.pop(0)
+    return args
+
+
+_ECHO_FLAGS = frozenset("neE")
 
 
 def _find_exec(walk: _Walk, rest: list[str], depth: int) -> None:
@@ -666,9 +865,9 @@ def _substituted_command(arguments: list[Node], source: str) -> SimpleCommand | 
         candidates = [argument, *argument.named_children]
         for candidate in candidates:
             if candidate.type in ("command_substitution", "process_substitution"):
-                inner = _first_command(candidate)
-                if inner is not None:
-                    return _quick(inner, source)
+                output = _substitution_output(candidate, source)
+                if output is not None:
+                    return output
     return None
 
 
@@ -677,10 +876,39 @@ def _redirected_substitution(redirects: list[Node], source: str) -> SimpleComman
     for redirect in redirects:
         destination = redirect.child_by_field_name("destination")
         if destination is not None and destination.type == "process_substitution":
-            inner = _first_command(destination)
-            if inner is not None:
-                return _quick(inner, source)
+            output = _substitution_output(destination, source)
+            if output is not None:
+                return output
     return None
+
+
+def _substitution_output(substitution: Node, source: str) -> SimpleCommand | None:
+    """The command whose output a substitution yields, linked to the stages feeding it:
+    `$(echo x | base64 -d)` yields base64, fed by echo. Falls back to the first command."""
+    current = substitution
+    for _ in range(_MAX_STAGE_DEPTH):
+        if current.type == "command":
+            return _quick(current, source)
+        if current.type == "pipeline":
+            feed: SimpleCommand | None = None
+            for stage in current.named_children:
+                if stage.type == "command":
+                    feed = _quick(stage, source, feed) or feed
+            if feed is not None:
+                return feed
+            break
+        if current.type == "redirected_statement":
+            body = current.child_by_field_name("body")
+            if body is None:
+                break
+            current = body
+            continue
+        statements = [c for c in current.named_children if c.type != "comment"]
+        if not statements:
+            break
+        current = statements[-1]  # the last statement's output ends the substitution's
+    inner = _first_command(substitution)
+    return _quick(inner, source) if inner is not None else None
 
 
 def _first_command(node: Node) -> Node | None:
@@ -693,14 +921,15 @@ def _first_command(node: Node) -> Node | None:
     return None
 
 
-def _quick(command: Node, source: str) -> SimpleCommand | None:
+def _quick(command: Node, source: str, feed: SimpleCommand | None = None) -> SimpleCommand | None:
     """A command seen only as the producer of another's input."""
     name = command.child_by_field_name("name")
     if name is None:
         return None
     args = tuple(_resolve(c, source) for c in command.children_by_field_name("argument"))
     flags, positionals = _split_flags(args)
-    return SimpleCommand(_program_name(_resolve(name, source)), args, flags, positionals)
+    program = _program_name(_resolve(name, source))
+    return SimpleCommand(program, args, flags, positionals, input_from=feed)
 
 
 def _text(node: Node, source: str) -> str:

@@ -150,6 +150,21 @@ class ShellMatch(Strict):
     recursive_function: bool = Field(
         default=False, description="The script defines a function that calls itself."
     )
+    runs_input: bool = Field(
+        default=False,
+        description="The program runs what it is fed (stdin, <(...), $(...) in its code) as code.",
+    )
+    wrapped_by: tuple[str, ...] = Field(
+        default=(), description="The command runs under one of these wrappers (sudo, doas)."
+    )
+    runs_download: bool = Field(
+        default=False,
+        description="The script fetches a file and runs it, or makes it executable.",
+    )
+    pushes_new_remote: bool = Field(
+        default=False,
+        description="The script adds a git remote and pushes to it.",
+    )
 
 
 class ArgumentCondition(Strict):
