@@ -317,3 +317,45 @@ def test_a_substitution_yields_the_output_of_its_last_stage() -> None:
     assert bash.input_from is not None and bash.input_from.program == "base64"
     assert bash.input_from.input_from is not None
     assert bash.input_from.input_from.program == "echo"
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "alias x=rm; x -rf /",
+        'alias a="rm -rf"; alias b=a; b /',
+        'su -c "rm -rf /"',
+        'script -qc "rm -rf /" /dev/null',
+        "parallel rm -rf ::: /",
+        "systemd-run rm -rf /",
+        "strace -f -o /dev/null rm -rf /",
+        "pkexec rm -rf /",
+        "at now <<< 'rm -rf /'",
+        "echo 'rm -rf /' | at now",
+        "awk 'BEGIN { system(\"rm -rf /\") }'",
+        "awk 'BEGIN { print | \"rm -rf /\" }'",
+        "vim -c ':!rm -rf /' -c ':q'",
+        "tar -cf /dev/null x --checkpoint=1 --checkpoint-action=exec='rm -rf /'",
+        "rsync -e 'sh -c \"rm -rf /\"' a b:",
+        "gdb -ex 'shell rm -rf /' -ex quit",
+        "ssh localhost 'rm -rf /'",
+        "ssh -o 'ProxyCommand=rm -rf /' host",
+        "python3 - <<'EOF'\nimport os; os.system('rm -rf /')\nEOF",
+        "perl <<< 'system(\"rm -rf /\")'",
+        "find / -name core | xargs rm -rf",
+    ],
+)
+def test_commands_run_by_other_programs_are_found(script: str) -> None:
+    rm = find(script, "rm")
+    assert rm.positionals == ("/",) and rm.has_flag("r"), analyse(script)
+
+
+def test_xargs_input_that_cannot_be_known_is_marked_dynamic() -> None:
+    assert find("ls | xargs rm -rf", "rm").positionals == ("$(xargs input)",)
+    assert find("find . -name '*.pyc' | xargs rm -f", "rm").positionals == (".",)
+    assert find("echo a b | xargs rm", "rm").positionals == ("a", "b")
+
+
+def test_aliases_do_not_expand_inside_themselves() -> None:
+    assert programs("alias x=x; x") == ["alias", "x"]  # the alias runs the command x
+    assert programs("alias ll='ls -la'; ll") == ["alias", "ls"]

@@ -52,11 +52,46 @@ def read_targets(command: SimpleCommand) -> list[str]:
         return []  # most commands: answered without building anything
     found = [r.target for r in command.redirects if r.operator in ("<", "<<<")]
     if command.program in READERS:
-        found += command.positionals
+        found += _operands(command)
         found += [_strip_file_marker(a) for a in command.args if "@" in a]
         if command.program == "dd":
             found += [a[3:] for a in command.args if a.startswith("if=")]
     return found
+
+
+# Options whose value is not a file the program reads as data: a key it logs in with,
+# a port, a remote shell command, an output file.
+_VALUE_OPTIONS = {
+    "scp": frozenset({"-i", "-P", "-o", "-F", "-J", "-c", "-l", "-S"}),
+    "sftp": frozenset({"-i", "-P", "-o", "-F", "-J", "-c", "-l", "-S", "-b"}),
+    "rsync": frozenset({"-e", "--rsh", "--exclude", "--include", "--port", "--password-file"}),
+    "curl": frozenset({
+        "--key", "--cert", "-E", "--cacert", "--proxy-key", "--proxy-cert", "-o", "--output",
+        "-H", "--header", "-A", "--user-agent", "-u", "--user", "-X", "--request", "-w",
+        "--write-out", "-m", "--max-time", "-e", "--referer", "-x", "--proxy",
+    }),
+    "wget": frozenset({
+        "--private-key", "--certificate", "--ca-certificate", "-O", "--output-document", "-o",
+        "--output-file", "-P", "--directory-prefix", "--header", "-U", "--user-agent",
+    }),
+}  # fmt: skip
+
+
+def _operands(command: SimpleCommand) -> tuple[str, ...] | list[str]:
+    """Positional arguments, leaving out values of options that take one (scp -i key)."""
+    options = _VALUE_OPTIONS.get(command.program)
+    if options is None:
+        return command.positionals
+    operands: list[str] = []
+    skip = False
+    for argument in command.args:
+        if skip:
+            skip = False
+        elif argument in options:
+            skip = True
+        elif not argument.startswith("-") or argument == "-":
+            operands.append(argument)
+    return operands
 
 
 def write_targets(command: SimpleCommand) -> list[str]:

@@ -255,8 +255,9 @@ class EgressInspector:
             outbound.hosts.extend(destinations_of(command))
             outbound.sensitive.extend(reads)
             # --post-file=/etc/shadow, -d @key, -F f=@key: the value names a file sent.
+            # Keys used to log in (ssh -i key.pem, curl --key) are not sent.
             outbound.sensitive.extend(
-                a for a in command.args if self._sensitive.matches(a.split("=", 1)[-1])
+                a for a in _sent_arguments(command) if self._sensitive.matches(a.split("=", 1)[-1])
             )
             # Whatever feeds the command, however many stages up, may leave with it.
             for source in upstream(command):
@@ -273,6 +274,36 @@ class EgressInspector:
             return _Outbound(reads=read_only) if read_only else None
         outbound.reads = read_only
         return outbound
+
+
+# Options naming a key or certificate a program authenticates with, rather than sends.
+_CREDENTIAL_OPTIONS = {
+    "ssh": frozenset({"-i"}),
+    "scp": frozenset({"-i"}),
+    "sftp": frozenset({"-i"}),
+    "autossh": frozenset({"-i"}),
+    "curl": frozenset({"--key", "--cert", "-E", "--cacert", "--proxy-key", "--proxy-cert"}),
+    "wget": frozenset({"--private-key", "--certificate", "--ca-certificate"}),
+    "git": frozenset({"-c"}),  # -c core.sshCommand='ssh -i key' (any code there is parsed)
+    "rsync": frozenset({"-e", "--rsh"}),  # -e 'ssh -i key' (parsed as code)
+}
+
+
+def _sent_arguments(command: SimpleCommand) -> list[str]:
+    """The command's arguments, without the values of its credential options."""
+    options = _CREDENTIAL_OPTIONS.get(command.program)
+    if options is None:
+        return list(command.args)
+    sent: list[str] = []
+    skip = False
+    for argument in command.args:
+        if skip:
+            skip = False
+        elif argument in options:
+            skip = True
+        elif not argument.startswith("--") or argument.split("=", 1)[0] not in options:
+            sent.append(argument)
+    return sent
 
 
 def _finding(verdict: Verdict, rule_id: str, message: str, risk: Risk, prompt: str = "") -> Finding:

@@ -20,9 +20,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-import re2
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser, Tree
+
+from sidecar.inspection.embedded_code import (
+    COMMAND_VARIABLES,
+    LOADER_VARIABLES,
+    embedded_scripts,
+    is_startup_file,
+    script_in_variable,
+)
+from sidecar.inspection.embedded_code import PROGRAMS as EMBEDDING_PROGRAMS
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
 MAX_NESTING = 6
@@ -72,6 +80,29 @@ DEFAULT_WRAPPERS: Mapping[str, WrapperSpec] = {
     "proxychains4": _spec("-f"),
     "flock": _spec("-w -E --timeout", skip=1),
     "runuser": _spec("-u -g --user --group"),
+    "pkexec": _spec("--user"),
+    "toybox": _spec(),
+    "systemd-run": _spec(
+        "-u --unit -p --property -E --setenv --uid --gid --slice --description -M --machine "
+        "-H --host --working-directory --nice --on-active --on-boot --on-startup --on-calendar "
+        "--timer-property --path-property --socket-property"
+    ),
+    "strace": _spec("-o -e -p -s -u -E -a -b -O -S -P -I -X --output --trace --signal --attach"),
+    "ltrace": _spec("-o -e -p -s -u -n -a -A -D -F -l -L -w"),
+    "valgrind": _spec(),
+    "unshare": _spec("--map-user --map-group -S --setuid -G --setgid -R --root -w --wd"),
+    "chrt": _spec(skip=1),
+    "taskset": _spec(skip=1),
+    "cpulimit": _spec("-l --limit -p --pid -e --exe"),
+    "firejail": _spec(),
+    "fakeroot": _spec("-l --lib --faked -s -i"),
+    "xvfb-run": _spec("-n --server-num -s --server-args -f --auth-file -e --error-file -p"),
+    "catchsegv": _spec(),
+    "nsenter": _spec("-t --target -S --setuid -G --setgid"),
+    "parallel": _spec(
+        "-j --jobs -S --sshlogin --joblog -a --arg-file -d --delimiter --colsep -I --replace "
+        "-n --max-args --results --tmpdir --timeout --retries --env --workdir --basefile"
+    ),
 }
 
 
@@ -122,6 +153,7 @@ def _dynamic(word: str) -> bool:
 class _Walk:
     wrappers: Mapping[str, WrapperSpec]
     source: str = ""  # the script whose tree is being walked (nested scripts swap it)
+    aliases: dict[str, str] = field(default_factory=dict)  # alias x='...' seen so far
     commands: list[SimpleCommand] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     parse_error: bool = False
@@ -260,26 +292,11 @@ def _declaration(walk: _Walk, node: Node, via: str, depth: int) -> None:
         _follow_variable(walk, assignment, via, depth)
 
 
-# Environment variables whose value some program runs as a shell command.
-COMMAND_VARIABLES = frozenset({
-    "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
-    "GIT_EXTERNAL_DIFF", "GIT_PROXY_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS",
-    "PAGER", "MANPAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "FCEDIT", "PROMPT_COMMAND",
-    "BASH_ENV", "ENV", "LESSOPEN", "LESSCLOSE", "RSYNC_RSH", "CVS_RSH", "BROWSER",
-})  # fmt: skip
-# Variables that load code into whatever runs next: recorded as (assign) for rules.
-LOADER_VARIABLES = frozenset({
-    "LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES",
-    "DYLD_LIBRARY_PATH", "PYTHONSTARTUP", "PYTHONPATH", "PERL5OPT", "PERL5LIB", "RUBYOPT",
-    "NODE_OPTIONS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
-})  # fmt: skip
-
-
 def _follow_variable(walk: _Walk, assignment: str, via: str, depth: int = 0) -> None:
     """NAME=value where a program will run the value as a command: parse the value."""
-    name, _, value = assignment.partition("=")
-    if name in COMMAND_VARIABLES and value:
-        _walk_script(walk, value, depth + 1, f"{name}=", None)
+    embedded = script_in_variable(assignment)
+    if embedded is not None:
+        _walk_script(walk, embedded.script, depth + 1, embedded.via, None)
 
 
 def _prefix_assignments(walk: _Walk, command: Node, via: str, depth: int) -> None:
@@ -450,6 +467,8 @@ def _emit(
     if _dynamic(name):
         walk.problems.append(f"command name is computed at run time: {name[:80]}")
         return None
+    if walk.aliases and name in walk.aliases:
+        return _expand_alias(walk, name, words[1:], depth, input_from)
     program = _program_name(name)
     if not program:
         return None
@@ -477,15 +496,36 @@ def _emit(
                 w in ("-0", "--null") or w.startswith(("-d", "--delimiter"))
                 for w in itertools.takewhile(lambda w: w.startswith("-"), rest)
             )
-            inner = inner + _static_output(input_from, split=not whole)
+            inner = inner + _xargs_input(input_from, split=not whole)
             via = "xargs"
+        if program == "parallel":
+            # parallel CMD ::: A B: each input after ::: is appended to the command.
+            inner = [w for w in inner if w not in (":::", "::::", ":::+")]
+            via = "parallel"
         return _emit(walk, inner, redirects, heredoc, depth, via, input_from, (*wrappers, program))
     command = _record(walk, program, rest, redirects, input_from, wrappers, via)
     if program in _RUNS_CODE:
         _follow_nested(walk, command, rest, heredoc, depth)
     elif program in _WRITES_TEXT and (redirects or program == "tee"):
         _follow_startup_write(walk, command, depth)
+    elif program == "alias":
+        for definition in rest:
+            alias, equals, value = definition.partition("=")
+            if equals and alias and not alias.startswith("-"):
+                walk.aliases[alias] = value
     return command
+
+
+def _expand_alias(
+    walk: _Walk, name: str, rest: list[str], depth: int, input_from: SimpleCommand | None
+) -> SimpleCommand | None:
+    """`alias x='rm -rf'; x /`: what runs is the alias's text followed by the arguments."""
+    value = walk.aliases.pop(name)  # an alias does not expand inside itself
+    try:
+        _walk_script(walk, " ".join([value, *rest]), depth + 1, f"alias {name}", input_from)
+    finally:
+        walk.aliases[name] = value
+    return None
 
 
 def _only_keywords(program: str) -> bool:
@@ -513,46 +553,8 @@ def _record(
     return command
 
 
-# Interpreters' options for inline code; that code may hand strings to a shell.
-INLINE_CODE_OPTIONS: Mapping[str, tuple[str, ...]] = {
-    "python": ("-c",),
-    "python2": ("-c",),
-    "python3": ("-c",),
-    "perl": ("-e", "-E"),
-    "ruby": ("-e",),
-    "node": ("-e", "--eval", "-p", "--print"),
-    "nodejs": ("-e", "--eval", "-p", "--print"),
-    "bun": ("-e", "--eval"),
-    "php": ("-r",),
-}
-_QUOTED = r"'(?:[^'\\]|\\.)*'" + "|" + r'"(?:[^"\\]|\\.)*"'  # a quoted string in code
-# os.system("..."), subprocess.run(["rm", "-rf", "/"]), child_process.exec('...'), ...
-_SHELL_CALL = re2.compile(
-    r"\b(?:system|popen|exec|execSync|spawn|spawnSync|check_output|check_call|call|run|Popen"
-    r"|getoutput|getstatusoutput|shell_exec|passthru|proc_open)\s*\(\s*(\[\s*)?"
-    rf"({_QUOTED})((?:\s*,\s*(?:{_QUOTED}))*)"
-)
-_QUOTED_STRING = re2.compile(_QUOTED)
-_BACKTICKS = re2.compile(r"`([^`]*)`")  # perl, ruby and php run these through a shell
-
-# git settings whose value git runs as a shell command (aliases and helpers with "!").
-GIT_COMMAND_SETTINGS = frozenset({
-    "core.pager", "core.editor", "core.sshcommand", "core.fsmonitor", "core.askpass",
-    "core.gitproxy", "sequence.editor", "diff.external", "gpg.program", "gpg.ssh.program",
-    "credential.helper", "uploadpack.packobjectshook", "pager.log", "pager.diff", "pager.show",
-})  # fmt: skip
-_GIT_COMMAND_SUFFIXES = (
-    ".cmd",
-    ".command",
-    ".textconv",
-    ".clean",
-    ".smudge",
-    ".process",
-    ".helper",
-)
-
 # Programs whose arguments, input or here-document can be code that runs.
-_RUNS_CODE = SHELLS | {"eval", "source", ".", "find", "git"} | INLINE_CODE_OPTIONS.keys()
+_RUNS_CODE = SHELLS | {"eval", "source", ".", "find", "at", "batch"} | EMBEDDING_PROGRAMS
 
 
 def _follow_nested(
@@ -588,78 +590,19 @@ def _follow_nested(
     if program == "find":
         _find_exec(walk, rest, depth)
         return
-    if program == "git":
-        _git_settings(walk, rest, depth)
+    if program in ("at", "batch"):  # run later by a shell: from a here-document or stdin
+        if heredoc is not None:
+            _walk_script(walk, heredoc, depth + 1, program, None)
+        elif "-f" not in rest and command.input_from is not None:
+            _follow_stdin(walk, command, depth)
         return
-    options = INLINE_CODE_OPTIONS.get(program)
-    if options is not None:
-        for position, word in enumerate(rest[:-1]):
-            if word in options:
-                for script in _shell_strings(program, rest[position + 1]):
-                    _walk_script(walk, script, depth + 1, f"{program} {word}", None)
-                return
+    scripts, problems = embedded_scripts(program, rest, heredoc)
+    walk.problems.extend(problems)
+    for embedded in scripts:
+        _walk_script(walk, embedded.script, depth + 1, embedded.via, None)
 
 
-def _git_settings(walk: _Walk, rest: list[str], depth: int) -> None:
-    """`git -c core.pager=CMD log`, `git config alias.x '!CMD'`: git runs these values."""
-    settings: list[tuple[str, str]] = []
-    for position, word in enumerate(rest[:-1]):
-        if word == "-c" and "=" in rest[position + 1]:
-            key, _, value = rest[position + 1].partition("=")
-            settings.append((key, value))
-    if "config" in rest:
-        # git config [options] KEY VALUE: the first two words after "config" that are not options.
-        words = [w for w in rest[rest.index("config") + 1 :] if not w.startswith("-")]
-        if len(words) >= 2:
-            settings.append((words[0], words[1]))
-    for key, value in settings:
-        key = key.lower()
-        if key == "core.hookspath":
-            walk.problems.append(f"git runs hooks from {value[:80] or 'another directory'}")
-            continue
-        runs = (
-            key in GIT_COMMAND_SETTINGS
-            or key.startswith("pager.")
-            or key.endswith(_GIT_COMMAND_SUFFIXES)
-            or (key.startswith("alias.") and value.startswith("!"))
-            or (key.endswith(".helper") and value.startswith("!"))
-        )
-        if runs and value.strip("!"):
-            _walk_script(walk, value.removeprefix("!"), depth + 1, f"git {key}", None)
-
-
-def _shell_strings(program: str, code: str) -> list[str]:
-    """Strings that inline interpreter code passes to a shell (os.system, exec, `...`)."""
-    found: list[str] = []
-    for call in _SHELL_CALL.finditer(code):
-        if call.group(1):  # a list of arguments: join its string items
-            items = [_QUOTED_STRING.findall(call.group(2)), _QUOTED_STRING.findall(call.group(3))]
-            found.append(" ".join(_unquote(item) for part in items for item in part))
-        else:
-            found.append(_unquote(call.group(2)))
-    if program in ("perl", "ruby", "php"):
-        found += _BACKTICKS.findall(code)
-    return found
-
-
-def _unquote(literal: str) -> str:
-    body = literal[1:-1]
-    if "\\" not in body:
-        return body
-    return body.replace("\\n", "\n").replace('\\"', '"').replace("\\'", "'").replace("\\\\", "\\")
-
-
-# Files every new shell runs: text written there is code, and is judged as such.
-_STARTUP_NAMES = frozenset({
-    ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv",
-    ".zlogin", ".kshrc", "bash.bashrc", "zshrc", "rc.local",
-})  # fmt: skip
 _WRITES_TEXT = frozenset({"echo", "printf", "tee"})
-
-
-def _is_startup_file(path: str) -> bool:
-    name = path.rstrip("/").rsplit("/", 1)[-1]
-    return name in _STARTUP_NAMES or path.startswith("/etc/profile")
 
 
 def _follow_startup_write(walk: _Walk, command: SimpleCommand, depth: int) -> None:
@@ -673,7 +616,7 @@ def _follow_startup_write(walk: _Walk, command: SimpleCommand, depth: int) -> No
         source = command
         targets = [r.target for r in command.redirects if r.operator in (">", ">>", "&>")]
     for target in targets:
-        if _is_startup_file(target):
+        if is_startup_file(target):
             text = " ".join(_printed(source)).replace("\\n", "\n")
             _walk_script(walk, text, depth + 1, f"written to {target}", None)
             return
@@ -694,6 +637,19 @@ def _follow_stdin(walk: _Walk, shell: SimpleCommand, depth: int) -> None:
         walk.problems.append(
             f"{shell.program} executes the output of {source.program or 'another command'}"
         )
+
+
+def _xargs_input(source: SimpleCommand | None, split: bool) -> list[str]:
+    """What xargs appends: echo's words, find's starting points (as -exec {}), or a word
+    marked unknown, so `... | xargs rm -rf` counts as deleting run-time paths."""
+    if source is not None and source.program == "find":
+        roots = _find_roots(list(source.args))
+        if roots:
+            return roots
+    static = _static_output(source, split)
+    if static:
+        return static
+    return [_Dynamic("$(xargs input)")]
 
 
 def _static_output(source: SimpleCommand | None, split: bool = True) -> list[str]:
@@ -724,12 +680,7 @@ _ECHO_FLAGS = frozenset("neE")
 
 
 def _find_exec(walk: _Walk, rest: list[str], depth: int) -> None:
-    # The starting points come before the first expression; {} stands for what is found.
-    roots = []
-    for word in rest:
-        if word.startswith(("-", "(", "!")):
-            break
-        roots.append(word)
+    roots = _find_roots(rest)
     index = 0
     while index < len(rest):
         if rest[index] in ("-exec", "-execdir", "-ok", "-okdir"):
@@ -744,6 +695,16 @@ def _find_exec(walk: _Walk, rest: list[str], depth: int) -> None:
             _emit(walk, target, (), None, depth, "find -exec", None, ())
             index = end
         index += 1
+
+
+def _find_roots(args: list[str]) -> list[str]:
+    """find's starting points: the words before its first expression (`{}` stands for them)."""
+    roots = []
+    for word in args:
+        if word.startswith(("-", "(", "!")):
+            break
+        roots.append(word)
+    return roots
 
 
 def _env_split_string(rest: list[str], inner: list[str]) -> list[str]:

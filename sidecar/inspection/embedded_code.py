@@ -1,0 +1,271 @@
+"""Shell code that programs run from their arguments, settings and variables.
+
+`python3 -c 'os.system("rm -rf /")'`, `git -c core.pager='rm -rf /' log`,
+`GIT_SSH_COMMAND='...' git fetch`, `su -c '...'`, `tar --checkpoint-action=exec=...`,
+`vim -c ':!...'`, `ssh host '...'`: the command line holds code as data, and some
+program will hand it to a shell. This module finds that code; the shell walk parses
+it like any other script. Pure string work: nothing here parses shell itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+import re2
+
+
+class Embedded(NamedTuple):
+    script: str
+    via: str  # how it is reached, for the finding: "python3 -c", "git core.pager"
+
+
+# Interpreters' options for inline code; that code may hand strings to a shell.
+INLINE_CODE_OPTIONS: Mapping[str, tuple[str, ...]] = {
+    "python": ("-c",),
+    "python2": ("-c",),
+    "python3": ("-c",),
+    "perl": ("-e", "-E"),
+    "ruby": ("-e",),
+    "node": ("-e", "--eval", "-p", "--print"),
+    "nodejs": ("-e", "--eval", "-p", "--print"),
+    "bun": ("-e", "--eval"),
+    "php": ("-r",),
+}
+_AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
+_VIMS = frozenset({"vim", "vi", "nvim", "ex", "view", "vimdiff"})
+# Options whose value a program runs through a shell (`su -c CMD`, `rsync -e CMD`).
+COMMAND_OPTIONS: Mapping[str, tuple[str, ...]] = {
+    "su": ("-c", "--command"),
+    "runuser": ("-c", "--command"),
+    "sg": ("-c",),
+    "script": ("-c", "--command"),
+    "flock": ("-c", "--command"),
+    "rsync": ("-e", "--rsh"),
+    "tar": (
+        "--checkpoint-action",
+        "--to-command",
+        "--use-compress-program",
+        "-I",
+        "--info-script",
+        "--new-volume-script",
+        "-F",
+    ),
+    "gdb": ("-ex", "--eval-command"),
+    "zip": ("-TT", "--unzip-command"),
+}
+_QUOTED = r"'(?:[^'\\]|\\.)*'" + "|" + r'"(?:[^"\\]|\\.)*"'  # a quoted string in code
+# os.system("..."), subprocess.run(["rm", "-rf", "/"]), child_process.exec('...'), ...
+_SHELL_CALL = re2.compile(
+    r"\b(?:system|popen|exec|execSync|spawn|spawnSync|check_output|check_call|call|run|Popen"
+    r"|getoutput|getstatusoutput|shell_exec|passthru|proc_open)\s*\(\s*(\[\s*)?"
+    rf"({_QUOTED})((?:\s*,\s*(?:{_QUOTED}))*)"
+)
+_QUOTED_STRING = re2.compile(_QUOTED)
+_BACKTICKS = re2.compile(r"`([^`]*)`")  # perl, ruby and php run these through a shell
+# awk: print ... | "cmd", "cmd" | getline
+_AWK_PIPE = re2.compile(rf"\|\s*({_QUOTED})|({_QUOTED})\s*\|\s*getline")
+
+# git settings whose value git runs as a shell command (aliases and helpers with "!").
+GIT_COMMAND_SETTINGS = frozenset({
+    "core.pager", "core.editor", "core.sshcommand", "core.fsmonitor", "core.askpass",
+    "core.gitproxy", "sequence.editor", "diff.external", "gpg.program", "gpg.ssh.program",
+    "credential.helper", "uploadpack.packobjectshook",
+})  # fmt: skip
+_GIT_COMMAND_SUFFIXES = (".cmd", ".command", ".textconv", ".clean", ".smudge", ".process")
+
+# Environment variables whose value some program runs as a shell command.
+COMMAND_VARIABLES = frozenset({
+    "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
+    "GIT_EXTERNAL_DIFF", "GIT_PROXY_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS",
+    "PAGER", "MANPAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "FCEDIT", "PROMPT_COMMAND",
+    "BASH_ENV", "ENV", "LESSOPEN", "LESSCLOSE", "RSYNC_RSH", "CVS_RSH", "BROWSER",
+})  # fmt: skip
+# Variables that load code into whatever runs next: kept as (assign) commands for rules.
+LOADER_VARIABLES = frozenset({
+    "LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES",
+    "DYLD_LIBRARY_PATH", "PYTHONSTARTUP", "PYTHONPATH", "PERL5OPT", "PERL5LIB", "RUBYOPT",
+    "NODE_OPTIONS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
+})  # fmt: skip
+
+# Files every new shell runs: text written there is code, and is judged as such.
+_STARTUP_NAMES = frozenset({
+    ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv",
+    ".zlogin", ".kshrc", "bash.bashrc", "zshrc", "rc.local",
+})  # fmt: skip
+
+# ssh options that take a value, so the host and the remote command can be found.
+_SSH_VALUE_OPTIONS = frozenset("bcDEeFIiJLlmOoPpQRSWw")
+
+# Every program this module looks inside.
+PROGRAMS = frozenset({"git", "ssh", *INLINE_CODE_OPTIONS, *_AWKS, *_VIMS, *COMMAND_OPTIONS})
+
+
+def embedded_scripts(
+    program: str, args: Sequence[str], heredoc: str | None
+) -> tuple[list[Embedded], list[str]]:
+    """The scripts a program runs from its arguments, and what cannot be resolved."""
+    if program in INLINE_CODE_OPTIONS:
+        return _interpreter(program, args, heredoc), []
+    if program in _AWKS:
+        return _awk(program, args), []
+    if program == "git":
+        return _git(args)
+    if program in _VIMS:
+        return _vim(program, args), []
+    if program == "ssh":
+        return _ssh(args), []
+    return _option_values(program, args), []
+
+
+def script_in_variable(assignment: str) -> Embedded | None:
+    """NAME=value where a program will run the value as a command."""
+    name, _, value = assignment.partition("=")
+    if name in COMMAND_VARIABLES and value:
+        return Embedded(value, f"{name}=")
+    return None
+
+
+def is_startup_file(path: str) -> bool:
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    return name in _STARTUP_NAMES or path.startswith("/etc/profile")
+
+
+def _interpreter(program: str, args: Sequence[str], heredoc: str | None) -> list[Embedded]:
+    options = INLINE_CODE_OPTIONS[program]
+    for position, word in enumerate(args[:-1]):
+        if word in options:
+            via = f"{program} {word}"
+            return [Embedded(s, via) for s in _shell_strings(program, args[position + 1])]
+    if heredoc is not None:  # python3 - <<EOF ... EOF, perl <<< '...': the code is stdin
+        return [Embedded(s, f"{program} here-document") for s in _shell_strings(program, heredoc)]
+    return []
+
+
+def _shell_strings(program: str, code: str) -> list[str]:
+    """Strings that inline interpreter code passes to a shell (os.system, exec, `...`)."""
+    found: list[str] = []
+    for call in _SHELL_CALL.finditer(code):
+        if call.group(1):  # a list of arguments: join its string items
+            items = [_QUOTED_STRING.findall(call.group(2)), _QUOTED_STRING.findall(call.group(3))]
+            found.append(" ".join(_unquote(item) for part in items for item in part))
+        else:
+            found.append(_unquote(call.group(2)))
+    if program in ("perl", "ruby", "php"):
+        found += _BACKTICKS.findall(code)
+    return found
+
+
+def _awk(program: str, args: Sequence[str]) -> list[Embedded]:
+    """awk's program text: system("..."), print | "cmd", "cmd" | getline."""
+    code = next((a for a in args if not a.startswith("-")), "")
+    found = [Embedded(s, f"{program} system()") for s in _shell_strings(program, code)]
+    for pipe in _AWK_PIPE.finditer(code):
+        literal = pipe.group(1) or pipe.group(2)
+        found.append(Embedded(_unquote(literal), f"{program} pipe"))
+    return found
+
+
+def _git(args: Sequence[str]) -> tuple[list[Embedded], list[str]]:
+    """`git -c core.pager=CMD log`, `git config alias.x '!CMD'`: git runs these values."""
+    settings: list[tuple[str, str]] = []
+    for position, word in enumerate(args[:-1]):
+        if word == "-c" and "=" in args[position + 1]:
+            key, _, value = args[position + 1].partition("=")
+            settings.append((key, value))
+    if "config" in args:
+        # git config [options] KEY VALUE: the first two words after "config" that are not options.
+        words = [w for w in args[list(args).index("config") + 1 :] if not w.startswith("-")]
+        if len(words) >= 2:
+            settings.append((words[0], words[1]))
+    found: list[Embedded] = []
+    problems: list[str] = []
+    for key, value in settings:
+        key = key.lower()
+        if key == "core.hookspath":
+            problems.append(f"git runs hooks from {value[:80] or 'another directory'}")
+            continue
+        runs = (
+            key in GIT_COMMAND_SETTINGS
+            or key.startswith("pager.")
+            or key.endswith(_GIT_COMMAND_SUFFIXES)
+            or (key.startswith("alias.") and value.startswith("!"))
+            or (key.endswith(".helper") and value.startswith("!"))
+        )
+        if runs and value.strip("!"):
+            found.append(Embedded(value.removeprefix("!"), f"git {key}"))
+    return found, problems
+
+
+def _vim(program: str, args: Sequence[str]) -> list[Embedded]:
+    """`vim -c ':!CMD'`, `vim '+!CMD'`, `vim -c 'call system("CMD")'`."""
+    found: list[Embedded] = []
+    commands = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-c", "--cmd")]
+    commands += [a[1:] for a in args if a.startswith("+")]
+    for command in commands:
+        command = command.lstrip(": ")
+        if command.startswith("!"):
+            found.append(Embedded(command[1:], f"{program} :!"))
+        found += [Embedded(s, f"{program} system()") for s in _shell_strings(program, command)]
+    return found
+
+
+def _ssh(args: Sequence[str]) -> list[Embedded]:
+    """The command ssh runs on the remote host, and ProxyCommand/LocalCommand it runs here."""
+    found: list[Embedded] = []
+    position = 0
+    host = ""
+    while position < len(args):
+        word = args[position]
+        if word == "--":
+            position += 1
+            continue
+        if word.startswith("-") and len(word) > 1 and not host:
+            if word[1:2] == "o" and (len(word) > 2 or position + 1 < len(args)):
+                option = word[2:] if len(word) > 2 else args[position + 1]
+                key, _, value = option.partition("=" if "=" in option else " ")
+                if key.lower() in ("proxycommand", "localcommand") and value:
+                    found.append(Embedded(value, f"ssh {key}"))
+            takes_value = word[-1] in _SSH_VALUE_OPTIONS and len(word) == 2
+            position += 2 if takes_value else 1
+            continue
+        if not host:
+            host = word
+            position += 1
+            continue
+        remote = " ".join(args[position:])
+        if remote.strip():
+            found.append(Embedded(remote, f"ssh {host[:60]}"))
+        break
+    return found
+
+
+def _option_values(program: str, args: Sequence[str]) -> list[Embedded]:
+    """`su -c CMD`, `rsync -e CMD`, `tar --checkpoint-action=exec=CMD`, `gdb -ex 'shell CMD'`."""
+    options = COMMAND_OPTIONS.get(program, ())
+    found: list[Embedded] = []
+    short = {o[1] for o in options if len(o) == 2}
+    for position, word in enumerate(args):
+        value: str | None = None
+        cluster = word[:1] == "-" and word[1:2] != "-" and word[1:].isalpha() and word[-1] in short
+        if (word in options or cluster) and position + 1 < len(args):
+            value = args[position + 1]
+        elif word.startswith("--") and word.split("=", 1)[0] in options and "=" in word:
+            value = word.split("=", 1)[1]
+        if value is None:
+            continue
+        value = value.removeprefix("exec=")  # tar --checkpoint-action=exec=CMD
+        if program == "gdb":
+            if not value.startswith(("shell ", "!")):
+                continue
+            value = value.removeprefix("shell ").removeprefix("!")
+        if value.strip():
+            found.append(Embedded(value, f"{program} {word.split('=', 1)[0]}"))
+    return found
+
+
+def _unquote(literal: str) -> str:
+    body = literal[1:-1]
+    if "\\" not in body:
+        return body
+    return body.replace("\\n", "\n").replace('\\"', '"').replace("\\'", "'").replace("\\\\", "\\")
