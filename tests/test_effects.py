@@ -94,3 +94,26 @@ def test_a_push_to_a_remote_added_in_the_same_line_is_found() -> None:
     assert pushes_to_added_remote(commands) == "https://203.0.113.9/r.git"
     fetch_only = analyse("git remote add up https://github.com/o/r.git && git fetch up").commands
     assert pushes_to_added_remote(fetch_only) is None
+
+
+def test_archives_written_by_tar_zip_and_7z_are_write_targets() -> None:
+    from sidecar.inspection.effects import write_targets
+
+    def writes(script: str) -> list[str]:
+        return write_targets(analyse(script).commands[0])
+
+    assert writes("tar czf /tmp/h.tgz ~/.ssh") == ["/tmp/h.tgz"]
+    assert writes("tar -czf out.tgz dir") == ["out.tgz"]
+    assert writes("tar --create --file out.tar dir") == ["out.tar"]
+    assert writes("tar xzf release.tgz") == []  # extracting reads the archive
+    assert writes("zip -r /tmp/k.zip ~/.ssh") == ["/tmp/k.zip"]
+    assert writes("7z a k.7z ~/.aws") == ["k.7z"]
+
+
+def test_paths_in_interpreter_code_are_read_targets() -> None:
+    from sidecar.inspection.effects import read_targets
+
+    python = analyse("python3 -c 'print(open(\"/home/u/.ssh/id_rsa\").read())'").commands[0]
+    assert "/home/u/.ssh/id_rsa" in read_targets(python)
+    plain = analyse("python3 -c 'print(\"hello world\")'").commands[0]
+    assert read_targets(plain) == []

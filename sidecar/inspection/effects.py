@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
+from sidecar.inspection.embedded_code import INLINE_CODE_OPTIONS, paths_in_code
 from sidecar.inspection.pattern_filter import PatternFilter
 from sidecar.inspection.shell import SimpleCommand
 
@@ -21,7 +22,8 @@ READERS = frozenset({
 ENV_DUMPERS = frozenset({"printenv", "env", "set", "export", "declare"})
 # Programs whose last positional is where they write.
 _COPIERS = frozenset({"cp", "mv", "install", "ln", "rsync"})
-_WRITERS = _COPIERS | {"tee", "dd"}  # programs write_targets looks at besides redirects
+_ARCHIVERS = frozenset({"tar", "zip", "7z"})
+_WRITERS = _COPIERS | _ARCHIVERS | {"tee", "dd"}  # what write_targets looks at besides redirects
 
 
 MAX_UPSTREAM = 32  # pipeline stages followed upstream from a command
@@ -48,9 +50,15 @@ def _strip_file_marker(argument: str) -> str:
 
 def read_targets(command: SimpleCommand) -> list[str]:
     """Files whose contents the command reads (as far as its arguments tell)."""
-    if not command.redirects and command.program not in READERS:
+    if (
+        not command.redirects
+        and command.program not in READERS
+        and command.program not in INLINE_CODE_OPTIONS
+    ):
         return []  # most commands: answered without building anything
     found = [r.target for r in command.redirects if r.operator in ("<", "<<<")]
+    if command.program in INLINE_CODE_OPTIONS:
+        found += paths_in_code(command.program, command.args)
     if command.program in READERS:
         found += _operands(command)
         found += [_strip_file_marker(a) for a in command.args if "@" in a]
@@ -62,6 +70,9 @@ def read_targets(command: SimpleCommand) -> list[str]:
 # Options whose value is not a file the program reads as data: a key it logs in with,
 # a port, a remote shell command, an output file.
 _VALUE_OPTIONS = {
+    "python": frozenset({"-c", "-m", "-W", "-X"}),  # -c CODE is code, not a file
+    "python2": frozenset({"-c", "-m", "-W", "-X"}),
+    "python3": frozenset({"-c", "-m", "-W", "-X"}),
     "scp": frozenset({"-i", "-P", "-o", "-F", "-J", "-c", "-l", "-S"}),
     "sftp": frozenset({"-i", "-P", "-o", "-F", "-J", "-c", "-l", "-S", "-b"}),
     "rsync": frozenset({"-e", "--rsh", "--exclude", "--include", "--port", "--password-file"}),
@@ -105,7 +116,28 @@ def write_targets(command: SimpleCommand) -> list[str]:
         found.append(command.positionals[-1])
     elif command.program == "dd":
         found += [a[3:] for a in command.args if a.startswith("of=")]
+    elif command.program in _ARCHIVERS:
+        found += _archive_written(command)
     return found
+
+
+def _archive_written(command: SimpleCommand) -> list[str]:
+    """The archive tar (creating), zip or 7z (adding) writes."""
+    args = command.args
+    if command.program == "tar":
+        creating = command.has_flag("c", "r", "u", "create", "append", "update")
+        for index, argument in enumerate(args[:-1]):
+            short_f = argument[:1] == "-" and argument[1:2] != "-" and argument.endswith("f")
+            bare_f = index == 0 and argument.isalpha() and argument.endswith("f")  # tar czf x
+            adds = creating or (bare_f and bool(set(argument) & {"c", "r", "u"}))
+            if adds and (short_f or bare_f or argument == "--file"):
+                return [args[index + 1]]
+        return []
+    if command.program == "zip":
+        return list(command.positionals[:1])
+    if command.program == "7z" and command.positionals[:1] == ("a",):
+        return list(command.positionals[1:2])
+    return []
 
 
 def dumps_environment(command: SimpleCommand) -> bool:

@@ -8,7 +8,13 @@ from dataclasses import dataclass, field
 
 import re2
 
-from sidecar.inspection.effects import SensitivePaths, dumps_environment, read_targets, upstream
+from sidecar.inspection.effects import (
+    SensitivePaths,
+    dumps_environment,
+    read_targets,
+    upstream,
+    write_targets,
+)
 from sidecar.inspection.globs import GlobSet
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
 from sidecar.inspection.shell import ShellAnalysis, SimpleCommand
@@ -245,15 +251,26 @@ class EgressInspector:
     def _shell_outbound(self, analysis: ShellAnalysis, call: ToolCall) -> _Outbound | None:
         outbound: _Outbound | None = None
         read_only: list[str] = []  # sensitive sources read by commands that send nothing
+        staged: dict[str, str] = {}  # file written from sensitive data -> where it came from
         for command in analysis.commands:
-            reads = [p for p in read_targets(command) if self._sensitive.matches(p)]
+            targets = read_targets(command)
+            reads = [p for p in targets if self._sensitive.matches(p)]
             if not sends(command):
                 read_only.extend(reads)
+                # `tar czf /tmp/k.tgz ~/.ssh`, `cat key > /tmp/c`: the new file holds secrets.
+                origin = (
+                    reads[0] if reads else next((staged[p] for p in targets if p in staged), None)
+                )
+                if origin is not None:
+                    staged.update(dict.fromkeys(write_targets(command), origin))
                 continue
             if outbound is None:
                 outbound = _Outbound(text=self._shell_calls.command_line(call) or "")
             outbound.hosts.extend(destinations_of(command))
             outbound.sensitive.extend(reads)
+            outbound.sensitive.extend(
+                f"{staged[p]} (staged in {p})" for p in _sent_files(command) if p in staged
+            )
             # --post-file=/etc/shadow, -d @key, -F f=@key: the value names a file sent.
             # Keys used to log in (ssh -i key.pem, curl --key) are not sent.
             outbound.sensitive.extend(
@@ -287,6 +304,19 @@ _CREDENTIAL_OPTIONS = {
     "git": frozenset({"-c"}),  # -c core.sshCommand='ssh -i key' (any code there is parsed)
     "rsync": frozenset({"-e", "--rsh"}),  # -e 'ssh -i key' (parsed as code)
 }
+
+
+def _sent_files(command: SimpleCommand) -> list[str]:
+    """Files a sending command reads: operands, @file values, -T/--upload-file, --post-file."""
+    files = list(read_targets(command))
+    for argument in command.args:
+        if "@" in argument:
+            files.append(argument.split("@", 1)[1].split(";", 1)[0])
+        elif "=" in argument and argument.startswith("--"):
+            files.append(argument.split("=", 1)[1])
+    args = command.args
+    files += [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-T", "--upload-file")]
+    return files
 
 
 def _sent_arguments(command: SimpleCommand) -> list[str]:

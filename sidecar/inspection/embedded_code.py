@@ -142,6 +142,17 @@ def _interpreter(program: str, args: Sequence[str], heredoc: str | None) -> list
     return []
 
 
+def paths_in_code(program: str, args: Sequence[str]) -> list[str]:
+    """String literals in an interpreter's inline code that look like file paths:
+    `python3 -c 'open("/home/u/.ssh/id_rsa").read()'` reads that file."""
+    options = INLINE_CODE_OPTIONS.get(program, ())
+    code = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in options), None)
+    if code is None:
+        return []
+    literals = (_unquote(q) for q in _QUOTED_STRING.findall(code))
+    return [s for s in literals if s.startswith(("/", "~", "./", ".")) and " " not in s]
+
+
 def _shell_strings(program: str, code: str) -> list[str]:
     """Strings that inline interpreter code passes to a shell (os.system, exec, `...`)."""
     found: list[str] = []
