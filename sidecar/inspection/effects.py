@@ -380,11 +380,19 @@ def script_facts(
     commands: Sequence[SimpleCommand], recursive: bool, wanted: frozenset[str]
 ) -> frozenset[str]:
     """The script-level facts rules may require, of those `wanted` (the others cost nothing)."""
-    if not recursive and not wanted:
-        return _NO_FACTS
-    facts = {"recursive_function"} if recursive else set()
-    if "runs_download" in wanted and runs_fetched_file(commands) is not None:
-        facts.add("runs_download")
-    if "pushes_new_remote" in wanted and pushes_to_added_remote(commands) is not None:
-        facts.add("pushes_new_remote")
-    return frozenset(facts)
+    facts: list[str] = ["recursive_function"] if recursive else []
+    if wanted:
+        programs = {command.program for command in commands}  # one pass decides most lines
+        if (
+            "runs_download" in wanted
+            and not programs.isdisjoint(_FETCHERS)
+            and runs_fetched_file(commands) is not None
+        ):
+            facts.append("runs_download")
+        if (
+            "pushes_new_remote" in wanted
+            and "git" in programs
+            and pushes_to_added_remote(commands) is not None
+        ):
+            facts.append("pushes_new_remote")
+    return frozenset(facts) if facts else _NO_FACTS

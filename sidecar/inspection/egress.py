@@ -258,9 +258,9 @@ class EgressInspector:
             if not sends(command):
                 read_only.extend(reads)
                 # `tar czf /tmp/k.tgz ~/.ssh`, `cat key > /tmp/c`: the new file holds secrets.
-                origin = (
-                    reads[0] if reads else next((staged[p] for p in targets if p in staged), None)
-                )
+                origin = reads[0] if reads else None
+                if origin is None and staged:
+                    origin = next((staged[p] for p in targets if p in staged), None)
                 if origin is not None:
                     staged.update(dict.fromkeys(write_targets(command), origin))
                 continue
