@@ -12,6 +12,7 @@ import pytest
 
 from sidecar.engine import ActivePolicy
 from sidecar.inspection.chain import ChainLink, InspectorChain, merge
+from sidecar.inspection.inspector import LocalInspector
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
 from sidecar.inspection.verdict import Mode, Verdict
 from sidecar.observability.metrics import Metrics
@@ -174,15 +175,10 @@ async def test_fault_isolation_over_grpc(start_sidecar: StartSidecar, broken: An
     assert any(f.rule_id.startswith(broken.name) for f in response.verdicts[0].findings)
 
 
-class RaisesAtOnce:
+class RaisesAtOnce(LocalInspector):
     """A local inspector (inspect_now) that fails: isolated like an async one."""
 
     name = "raises_now"
-
-    async def inspect(
-        self, calls: Sequence[ToolCall], context: InspectionContext
-    ) -> list[list[Finding]]:
-        return self.inspect_now(calls, context)
 
     def inspect_now(
         self, calls: Sequence[ToolCall], context: InspectionContext

@@ -93,16 +93,22 @@ def _operands(command: SimpleCommand) -> tuple[str, ...] | list[str]:
     options = _VALUE_OPTIONS.get(command.program)
     if options is None:
         return command.positionals
-    operands: list[str] = []
+    kept = without_options(command.args, options)
+    return [a for a in kept if not a.startswith("-") or a == "-"]
+
+
+def without_options(args: Sequence[str], options: frozenset[str]) -> list[str]:
+    """The arguments without these options and their values (`-i key`, `--key=k`)."""
+    kept: list[str] = []
     skip = False
-    for argument in command.args:
+    for argument in args:
         if skip:
             skip = False
         elif argument in options:
             skip = True
-        elif not argument.startswith("-") or argument == "-":
-            operands.append(argument)
-    return operands
+        elif not argument.startswith("--") or argument.split("=", 1)[0] not in options:
+            kept.append(argument)
+    return kept
 
 
 def write_targets(command: SimpleCommand) -> list[str]:
@@ -304,19 +310,6 @@ def _adds_execute(mode: str) -> bool:
 
 _SHELL_NAMES = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish", "csh", "tcsh"})
 _PYTHONS = frozenset({"python", "python2", "python3"})
-# Options that take a program's code inline (its other input is then data, not code).
-_CODE_OPTIONS: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(_PYTHONS, ("-c",)),
-    "perl": ("-e", "-E"),
-    "ruby": ("-e",),
-    "node": ("-e", "--eval", "-p", "--print"),
-    "nodejs": ("-e", "--eval", "-p", "--print"),
-    "bun": ("-e", "--eval"),
-    "php": ("-r",),
-    "lua": ("-e",),
-    "pwsh": ("-c", "-Command", "-command"),
-    "powershell": ("-c", "-Command", "-command"),
-}
 _STDIN_FILES = ("<(", "/dev/stdin", "/dev/fd/", "/proc/self/fd/")
 
 
@@ -350,7 +343,7 @@ def _inline_code(command: SimpleCommand) -> str | None:
             if argument[:1] != "-":
                 return None
         return None
-    options = _CODE_OPTIONS.get(command.program, ())
+    options = INLINE_CODE_OPTIONS.get(command.program, ())
     for index, argument in enumerate(args):
         if argument in options:
             return args[index + 1] if index + 1 < len(args) else ""

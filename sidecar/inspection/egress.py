@@ -13,9 +13,11 @@ from sidecar.inspection.effects import (
     dumps_environment,
     read_targets,
     upstream,
+    without_options,
     write_targets,
 )
 from sidecar.inspection.globs import GlobSet
+from sidecar.inspection.inspector import LocalInspector
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
 from sidecar.inspection.shell import ShellAnalysis, SimpleCommand
 from sidecar.inspection.shell_calls import ShellCalls
@@ -144,7 +146,7 @@ class _Outbound:
         return bool(self.hosts) or self.text is not None
 
 
-class EgressInspector:
+class EgressInspector(LocalInspector):
     name = NAME
 
     def __init__(
@@ -165,11 +167,6 @@ class EgressInspector:
         self._secrets = secrets
         self._sensitive = sensitive
         self._taint = taint
-
-    async def inspect(
-        self, calls: Sequence[ToolCall], context: InspectionContext
-    ) -> list[list[Finding]]:
-        return self.inspect_now(calls, context)
 
     def inspect_now(
         self, calls: Sequence[ToolCall], context: InspectionContext
@@ -322,18 +319,7 @@ def _sent_files(command: SimpleCommand) -> list[str]:
 def _sent_arguments(command: SimpleCommand) -> list[str]:
     """The command's arguments, without the values of its credential options."""
     options = _CREDENTIAL_OPTIONS.get(command.program)
-    if options is None:
-        return list(command.args)
-    sent: list[str] = []
-    skip = False
-    for argument in command.args:
-        if skip:
-            skip = False
-        elif argument in options:
-            skip = True
-        elif not argument.startswith("--") or argument.split("=", 1)[0] not in options:
-            sent.append(argument)
-    return sent
+    return list(command.args) if options is None else without_options(command.args, options)
 
 
 def _finding(verdict: Verdict, rule_id: str, message: str, risk: Risk, prompt: str = "") -> Finding:

@@ -31,6 +31,9 @@ INLINE_CODE_OPTIONS: Mapping[str, tuple[str, ...]] = {
     "nodejs": ("-e", "--eval", "-p", "--print"),
     "bun": ("-e", "--eval"),
     "php": ("-r",),
+    "lua": ("-e",),
+    "pwsh": ("-c", "-Command", "-command"),
+    "powershell": ("-c", "-Command", "-command"),
 }
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
 _VIMS = frozenset({"vim", "vi", "nvim", "ex", "view", "vimdiff"})

@@ -12,6 +12,7 @@ from typing import Protocol
 
 from sidecar.inspection.effects import subcommand_words, write_targets
 from sidecar.inspection.globs import GlobSet
+from sidecar.inspection.inspector import LocalInspector
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
 from sidecar.inspection.shell import ShellAnalysis, SimpleCommand
 from sidecar.inspection.shell_calls import ShellCalls
@@ -53,7 +54,7 @@ def _matches_after_program(
     return not (pattern.unless_flags and command.flags.intersection(pattern.unless_flags))
 
 
-class PermissionInspector:
+class PermissionInspector(LocalInspector):
     name = NAME
 
     def __init__(
@@ -83,11 +84,6 @@ class PermissionInspector:
         # Agents use a handful of tool names: their rule lookups are answered once.
         self._tool_rules: dict[str, tuple[Verdict | None, str, str]] = {}
         self._asks: dict[tuple[Mode, str], Finding] = {}  # the mode's question, per tool
-
-    async def inspect(
-        self, calls: Sequence[ToolCall], context: InspectionContext
-    ) -> list[list[Finding]]:
-        return self.inspect_now(calls, context)
 
     def inspect_now(
         self, calls: Sequence[ToolCall], context: InspectionContext

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sidecar.inspection.inspector import LocalInspector
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
 from sidecar.inspection.verdict import Risk, Verdict
 
@@ -55,17 +56,12 @@ class RepetitionTracker:
         return streak.count
 
 
-class RepetitionInspector:
+class RepetitionInspector(LocalInspector):
     name = NAME
 
     def __init__(self, max_consecutive: int, tracker: RepetitionTracker) -> None:
         self._limit = max_consecutive
         self._tracker = tracker
-
-    async def inspect(
-        self, calls: Sequence[ToolCall], context: InspectionContext
-    ) -> list[list[Finding]]:
-        return self.inspect_now(calls, context)
 
     def inspect_now(
         self, calls: Sequence[ToolCall], context: InspectionContext

@@ -18,6 +18,7 @@ from sidecar.inspection.effects import (
     write_targets,
 )
 from sidecar.inspection.globs import GlobSet
+from sidecar.inspection.inspector import LocalInspector
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
 from sidecar.inspection.pattern_filter import PatternFilter
 from sidecar.inspection.shell import ShellAnalysis, SimpleCommand
@@ -443,16 +444,11 @@ def check_examples(book: RuleBook, rules: Sequence[SecurityRule]) -> list[str]:
     return problems
 
 
-class SecurityInspector:
+class SecurityInspector(LocalInspector):
     name = NAME
 
     def __init__(self, rules: RuleBook) -> None:
         self._rules = rules
-
-    async def inspect(
-        self, calls: Sequence[ToolCall], context: InspectionContext
-    ) -> list[list[Finding]]:
-        return self.inspect_now(calls, context)
 
     def inspect_now(
         self, calls: Sequence[ToolCall], context: InspectionContext
