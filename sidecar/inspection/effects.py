@@ -90,11 +90,34 @@ _VALUE_OPTIONS = {
 
 def _operands(command: SimpleCommand) -> tuple[str, ...] | list[str]:
     """Positional arguments, leaving out values of options that take one (scp -i key)."""
+    if command.program in ("openssl", "gpg", "gpg2"):
+        return _key_tool_inputs(command)
     options = _VALUE_OPTIONS.get(command.program)
     if options is None:
         return command.positionals
     kept = without_options(command.args, options)
     return [a for a in kept if not a.startswith("-") or a == "-"]
+
+
+# openssl commands that print or convert private keys; others read certificates, requests
+# and data, which hold no secret.
+_OPENSSL_KEY_COMMANDS = frozenset({"rsa", "pkey", "ec", "dsa", "pkcs8", "pkcs12", "enc"})
+
+
+def _key_tool_inputs(command: SimpleCommand) -> list[str]:
+    """What openssl and gpg read that may be secret: a key they print, data they decrypt.
+
+    `openssl x509 -in cert.pem`, `openssl req -keyout key.pem` (writes) and
+    `gpg --verify sig.asc` read nothing secret.
+    """
+    args = command.args
+    if command.program == "openssl":
+        if not command.positionals or command.positionals[0] not in _OPENSSL_KEY_COMMANDS:
+            return []
+        return [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-in", "-inkey", "-key")]
+    if command.has_flag("d", "decrypt"):
+        return [a for a in command.positionals if a != "-"]
+    return []
 
 
 def without_options(args: Sequence[str], options: frozenset[str]) -> list[str]:

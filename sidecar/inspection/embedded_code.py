@@ -197,7 +197,8 @@ def _git(args: Sequence[str]) -> tuple[list[Embedded], list[str]]:
     for key, value in settings:
         key = key.lower()
         if key == "core.hookspath":
-            problems.append(f"git runs hooks from {value[:80] or 'another directory'}")
+            if value.startswith(("/", "~", "$")) or ".." in value:  # outside the repository
+                problems.append(f"git runs hooks from {value[:80] or 'another directory'}")
             continue
         runs = (
             key in GIT_COMMAND_SETTINGS

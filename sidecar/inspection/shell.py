@@ -482,8 +482,10 @@ def _emit(
         if any(w in spec.not_executing_flags for w in own_options):
             return _record(walk, program, rest, redirects, input_from, wrappers, via)
         inner = _unwrap(rest, spec)
-        # The wrapper runs too (sudo, chroot): rules may care about it as well.
-        wrapper = _record(walk, program, rest, redirects, input_from, wrappers, via)
+        # The wrapper runs too (sudo, chroot): rules may care about it as well, with its own
+        # options only (`sudo lsof -i` is not `sudo -i`).
+        own = rest[: len(rest) - len(inner)]
+        wrapper = _record(walk, program, own, redirects, input_from, wrappers, via)
         if not inner:
             return wrapper  # `env` alone prints the environment
         if program == "env":
