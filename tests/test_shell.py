@@ -359,3 +359,18 @@ def test_xargs_input_that_cannot_be_known_is_marked_dynamic() -> None:
 def test_aliases_do_not_expand_inside_themselves() -> None:
     assert programs("alias x=x; x") == ["alias", "x"]  # the alias runs the command x
     assert programs("alias ll='ls -la'; ll") == ["alias", "ls"]
+
+
+def test_a_remembered_command_gives_the_same_analysis_in_a_new_line() -> None:
+    # Top-level commands are remembered by text: the second line reuses the first's work.
+    first = analyse("bash -c 'ls )' && git status # one")
+    again = analyse("bash -c 'ls )' && git status # two")
+    assert again.commands == first.commands
+    assert again.parse_error and first.parse_error  # the nested script's error is kept
+    assert again.problems == first.problems
+
+
+def test_aliases_never_leak_from_one_line_into_another() -> None:
+    assert programs("alias x=rm; ls") == ["alias", "ls"]
+    assert programs("x -rf /") == ["x"]  # a new line knows no alias
+    assert programs("alias x=rm; x -rf /")[-1] == "rm"

@@ -154,6 +154,7 @@ class _Walk:
     wrappers: Mapping[str, WrapperSpec]
     source: str = ""  # the script whose tree is being walked (nested scripts swap it)
     aliases: dict[str, str] = field(default_factory=dict)  # alias x='...' seen so far
+    memo: dict[str, _Remembered] | None = None  # top-level commands seen before, by text
     commands: list[SimpleCommand] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     parse_error: bool = False
@@ -187,8 +188,13 @@ def _analyse_default(script: str) -> ShellAnalysis:
     return _run(script, DEFAULT_WRAPPERS)
 
 
+# Shared by every walk with the default wrappers (its entries are immutable; the dict
+# operations are atomic, so the policy-compiling thread may use it too).
+_DEFAULT_MEMO: dict[str, _Remembered] = {}
+
+
 def _run(script: str, wrappers: Mapping[str, WrapperSpec]) -> ShellAnalysis:
-    walk = _Walk(wrappers)
+    walk = _Walk(wrappers, memo=_DEFAULT_MEMO if wrappers is DEFAULT_WRAPPERS else None)
     _walk_script(walk, script, depth=0, via="", input_from=None)
     return ShellAnalysis(
         tuple(walk.commands),
@@ -247,7 +253,10 @@ def _walk_tree(
             )
             if not piped and depth:
                 feed = input_from
-            head = _command(walk, node, around, depth, via, feed, nested)
+            if walk.memo is not None and not nested and not depth and feed is None:
+                head = _remembered_command(walk, node, around)
+            else:
+                head = _command(walk, node, around, depth, via, feed, nested)
             if head is not None and previous_stage:
                 for inside in (node, *around):  # the last command inside a stage feeds the next
                     stage_heads[inside.id] = head
@@ -275,6 +284,54 @@ def _walk_tree(
             continue  # data, never executed by itself
         # Anonymous tokens and leaf words hold no commands: skip them unvisited.
         stack.extend(c for c in reversed(node.named_children) if c.type not in _LEAVES)
+
+
+# What one top-level command adds to a walk: its head, the commands (wrappers and nested
+# code included), the problems, and whether nested code failed to parse.
+_Remembered = tuple[SimpleCommand | None, tuple[SimpleCommand, ...], tuple[str, ...], bool]
+_MEMO_TEXT = 512  # longer commands are walked afresh, not kept
+_MEMO_ENTRIES = 4096
+
+
+def _remembered_command(walk: _Walk, node: Node, around: list[Node]) -> SimpleCommand | None:
+    """A top-level command the walk has seen before, in the same kind of place.
+
+    Agents run the same commands inside ever different lines (`cd x && npm test`,
+    `npm test # again`). Outside substitutions, pipes and inherited redirects, what a
+    command adds depends on its text alone, so it is remembered by text.
+    """
+    memo = walk.memo
+    assert memo is not None
+    text = walk.source[node.start_byte : node.end_byte]
+    if (
+        walk.aliases
+        or len(text) > _MEMO_TEXT
+        or any(a.type == "redirected_statement" for a in around)
+    ):
+        return _command(walk, node, around, 0, "", None, False)
+    found = memo.get(text)
+    if found is not None:
+        head, commands, problems, parse_error = found
+        walk.commands.extend(commands)
+        walk.problems.extend(problems)
+        walk.parse_error |= parse_error
+        return head
+    commands_before, problems_before, parse_error_before = (
+        len(walk.commands),
+        len(walk.problems),
+        walk.parse_error,
+    )
+    head = _command(walk, node, around, 0, "", None, False)
+    if not walk.aliases:  # an alias definition changes later commands: not a pure result
+        if len(memo) >= _MEMO_ENTRIES:
+            memo.clear()
+        memo[text] = (
+            head,
+            tuple(walk.commands[commands_before:]),
+            tuple(walk.problems[problems_before:]),
+            walk.parse_error and not parse_error_before,
+        )
+    return head
 
 
 def _declaration(walk: _Walk, node: Node, via: str, depth: int) -> None:
