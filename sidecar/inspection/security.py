@@ -12,13 +12,13 @@ from sidecar.inspection.effects import (
     SensitivePaths,
     executes_input,
     read_targets,
-    script_facts,
     subcommand_words,
     upstream,
     write_targets,
 )
 from sidecar.inspection.globs import GlobSet
 from sidecar.inspection.inspector import LocalInspector
+from sidecar.inspection.line_facts import script_facts
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
 from sidecar.inspection.pattern_filter import PatternFilter
 from sidecar.inspection.shell import ShellAnalysis, SimpleCommand
