@@ -197,7 +197,8 @@ def test_parsing_from_several_threads_at_once_is_safe() -> None:
     """Policies compile in a worker thread while the event loop inspects calls."""
     import threading
 
-    from sidecar.inspection.shell import DEFAULT_WRAPPERS, _run
+    from sidecar.inspection.shell import _run
+    from sidecar.inspection.wrappers import DEFAULT_WRAPPERS
 
     errors: list[BaseException] = []
 

@@ -31,79 +31,10 @@ from sidecar.inspection.embedded_code import (
     script_in_variable,
 )
 from sidecar.inspection.embedded_code import PROGRAMS as EMBEDDING_PROGRAMS
+from sidecar.inspection.wrappers import DEFAULT_WRAPPERS, WrapperSpec, unwrap
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
 MAX_NESTING = 6
-
-
-@dataclass(frozen=True, slots=True)
-class WrapperSpec:
-    """How to find the wrapped command among a wrapper's arguments."""
-
-    value_options: frozenset[str] = frozenset()  # options that take the next word
-    skip_positionals: int = 0  # positionals before the command (timeout's duration)
-    not_executing_flags: frozenset[str] = frozenset()  # `command -v rm` runs nothing
-    skip_assignments: bool = False  # env NAME=VALUE cmd
-
-
-def _spec(
-    values: str = "", skip: int = 0, inert: str = "", assignments: bool = False
-) -> WrapperSpec:
-    return WrapperSpec(frozenset(values.split()), skip, frozenset(inert.split()), assignments)
-
-
-DEFAULT_WRAPPERS: Mapping[str, WrapperSpec] = {
-    "sudo": _spec("-u -g -p -C -h -U -r -t -T -D --user --group --prompt", assignments=True),
-    "doas": _spec("-u -C"),
-    "env": _spec("-u -C --unset --chdir", assignments=True),
-    "timeout": _spec("-s -k --signal --kill-after", skip=1),
-    "nice": _spec("-n --adjustment"),
-    "ionice": _spec("-c -n -p --class --classdata"),
-    "nohup": _spec(),
-    "setsid": _spec(),
-    "command": _spec(inert="-v -V"),
-    "builtin": _spec(),
-    "exec": _spec("-a"),
-    "stdbuf": _spec("-i -o -e --input --output --error"),
-    "time": _spec("-f -o --format --output"),
-    "xargs": _spec(
-        "-I -i -n -P -L -l -d -E -e -s -a --max-args --max-procs --delimiter "
-        "--arg-file --replace --max-lines --eof"
-    ),
-    "busybox": _spec(),
-    "chroot": _spec("--userspec --groups", skip=1),
-    "watch": _spec("-n -d --interval"),
-    "unbuffer": _spec(),
-    "caffeinate": _spec(),
-    "torsocks": _spec(),
-    "proxychains": _spec("-f"),
-    "proxychains4": _spec("-f"),
-    "flock": _spec("-w -E --timeout", skip=1),
-    "runuser": _spec("-u -g --user --group"),
-    "pkexec": _spec("--user"),
-    "toybox": _spec(),
-    "systemd-run": _spec(
-        "-u --unit -p --property -E --setenv --uid --gid --slice --description -M --machine "
-        "-H --host --working-directory --nice --on-active --on-boot --on-startup --on-calendar "
-        "--timer-property --path-property --socket-property"
-    ),
-    "strace": _spec("-o -e -p -s -u -E -a -b -O -S -P -I -X --output --trace --signal --attach"),
-    "ltrace": _spec("-o -e -p -s -u -n -a -A -D -F -l -L -w"),
-    "valgrind": _spec(),
-    "unshare": _spec("--map-user --map-group -S --setuid -G --setgid -R --root -w --wd"),
-    "chrt": _spec(skip=1),
-    "taskset": _spec(skip=1),
-    "cpulimit": _spec("-l --limit -p --pid -e --exe"),
-    "firejail": _spec(),
-    "fakeroot": _spec("-l --lib --faked -s -i"),
-    "xvfb-run": _spec("-n --server-num -s --server-args -f --auth-file -e --error-file -p"),
-    "catchsegv": _spec(),
-    "nsenter": _spec("-t --target -S --setuid -G --setgid"),
-    "parallel": _spec(
-        "-j --jobs -S --sshlogin --joblog -a --arg-file -d --delimiter --colsep -I --replace "
-        "-n --max-args --results --tmpdir --timeout --retries --env --workdir --basefile"
-    ),
-}
 
 
 # Results are NamedTuples: immutable and hashable like frozen dataclasses, but about
@@ -538,7 +469,7 @@ def _emit(
         own_options = itertools.takewhile(lambda w: w.startswith("-"), rest)
         if any(w in spec.not_executing_flags for w in own_options):
             return _record(walk, program, rest, redirects, input_from, wrappers, via)
-        inner = _unwrap(rest, spec)
+        inner = unwrap(rest, spec)
         # The wrapper runs too (sudo, chroot): rules may care about it as well, with its own
         # options only (`sudo lsof -i` is not `sudo -i`).
         own = rest[: len(rest) - len(inner)]
@@ -783,39 +714,6 @@ def _shell_c_index(rest: list[str]) -> int | None:
         if not text.startswith("-") and not text.startswith("+"):
             return None
     return None
-
-
-def _unwrap(rest: list[str], spec: WrapperSpec) -> list[str]:
-    index = 0
-    skipped = 0
-    while index < len(rest):
-        text = rest[index]
-        if text == "--":
-            index += 1
-            break
-        if text.startswith("-") and len(text) > 1:
-            option = text.split("=", 1)[0]
-            if option in spec.value_options and "=" not in text:
-                index += 2
-                continue
-            if any(
-                text.startswith(v) and len(text) > len(v)
-                for v in spec.value_options
-                if not v.startswith("--")
-            ):
-                index += 1  # value attached: -o0, -n10
-                continue
-            index += 1
-            continue
-        if spec.skip_assignments and "=" in text and not text.startswith("="):
-            index += 1
-            continue
-        if skipped < spec.skip_positionals:
-            skipped += 1
-            index += 1
-            continue
-        break
-    return rest[index:]
 
 
 def _split_flags(args: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:

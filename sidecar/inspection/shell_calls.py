@@ -7,7 +7,8 @@ from collections.abc import Mapping
 
 from sidecar.inspection.globs import GlobSet
 from sidecar.inspection.model import ToolCall
-from sidecar.inspection.shell import DEFAULT_WRAPPERS, ShellAnalysis, WrapperSpec, analyse
+from sidecar.inspection.shell import ShellAnalysis, analyse
+from sidecar.inspection.wrappers import DEFAULT_WRAPPERS, WrapperSpec
 from sidecar.policy.schema import ShellTool
 
 
