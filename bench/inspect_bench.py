@@ -165,6 +165,40 @@ async def grpc_vs_empty(rounds: int) -> dict[str, float]:
     }
 
 
+# Hostile shapes, each built at a size n: the chain must take linear time in n. The sizes
+# keep the 4x line under security.max_command_bytes (128 KiB), past which nothing is parsed.
+HOSTILE: dict[str, tuple[int, Callable[[int], str]]] = {
+    "pipeline stages": (2_500, lambda n: " | ".join(["cat"] * n)),
+    "nested subshells": (2_500, lambda n: "( " * n + "ls" + " )" * n),
+    "chained commands": (2_500, lambda n: " && ".join(["ls -la"] * n)),
+    "assignments": (2_500, lambda n: " && ".join(["A=1"] * n)),
+    "os.system calls": (1_500, lambda n: "python3 -c '" + 'os.system("ls"); ' * n + "'"),
+    "git -c settings": (
+        1_200,
+        lambda n: "git " + " ".join(f"-c alias.a{i}='!ls'" for i in range(n)),
+    ),
+    "staged secrets": (
+        1_000,
+        lambda n: "; ".join(f"tar czf /tmp/a{i}.tgz ~/.ssh" for i in range(n)),
+    ),
+}
+
+
+async def scaling() -> dict[str, tuple[int, float, float]]:
+    """Per shape: the base size, seconds at it, and the time at 4x over that (4.0 is linear)."""
+    engine = fresh_engine()
+    results: dict[str, tuple[int, float, float]] = {}
+    for name, (base, build) in HOSTILE.items():
+        times = []
+        for size in (base, 4 * base):
+            call = ToolCall("1", "shell", {"command": build(size)})
+            started = time.perf_counter()
+            await engine.inspect(f"hostile-{name}-{size}", [call])
+            times.append(time.perf_counter() - started)
+        results[name] = (base, times[0], times[1] / times[0])
+    return results
+
+
 async def main() -> None:
     chain = await chain_vs_parse(rounds=300)
     print("In-process default chain, one shell call per Inspect, typical commands:")
@@ -180,6 +214,10 @@ async def main() -> None:
     print(f"  empty    p50 {rpc['empty_p50_us']:8.1f} us   p99 {rpc['empty_p99_us']:8.1f} us")
     print(f"  inspect5 p50 {rpc['inspect5_p50_us']:8.1f} us   p99 {rpc['inspect5_p99_us']:8.1f} us")
     print(f"  ratio inspect5/empty p50 {rpc['inspect5_p50_us'] / rpc['empty_p50_us']:.2f}x")
+    grown = await scaling()
+    print("Hostile inputs: time at 4x the size over time at the size (4.0 is linear):")
+    for name, (base, seconds, ratio) in grown.items():
+        print(f"  {name:17} {seconds * 1000:8.1f} ms at {base:5,}   x{ratio:4.1f} at {4 * base:6,}")
 
 
 if __name__ == "__main__":

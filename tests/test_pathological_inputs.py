@@ -23,6 +23,11 @@ CASES = {
     "many short commands": "; ".join(f"echo {i}" for i in range(20_000)),
     "secret-like noise": "echo " + "ghp_" * 100_000,
     "unterminated everything": "echo \"$( `(( [[ { '" * 10_000,
+    # && chains nest 10,000 deep in the tree: asking tree-sitter for parents was quadratic.
+    "10,000 chained commands": " && ".join(["ls -la"] * 10_000),
+    "5,000 chained assignments": " && ".join(["A=1"] * 5_000),
+    "3,000 os.system calls": "python3 -c '" + 'os.system("ls"); ' * 3_000 + "'",
+    "2,000 git command settings": "git " + " ".join(f"-c a.b{i}.cmd=ls" for i in range(2_000)),
 }
 
 

@@ -387,10 +387,16 @@ class RuleBook:
         """The per-command rules this command matches, given facts about its script.
 
         Remembered (bounded), because agents run the same commands again and again
-        inside different command lines: `cd x && npm test`, `npm test | tail`.
+        inside different command lines: `cd x && npm test`, `npm test; ls`. Only commands
+        nothing feeds: a fed command's key would hold its whole upstream chain, and
+        hashing a 10,000-stage pipeline stage by stage is quadratic.
         """
+        remember = (
+            command.input_from is None
+            and sum(map(len, command.args)) <= _REMEMBERED_ARGUMENTS_LENGTH
+        )
         key = (command, facts_of_script)
-        found = self._matched.get(key)
+        found = self._matched.get(key) if remember else None
         if found is None:
             facts = CommandFacts(command, self.argument_filter)
             found = tuple(
@@ -400,7 +406,7 @@ class RuleBook:
                 and rule.shell.script_facts <= facts_of_script
                 and rule.shell.matches(facts)
             )
-            if sum(map(len, command.args)) <= _REMEMBERED_ARGUMENTS_LENGTH:
+            if remember:
                 if len(self._matched) >= _MAX_REMEMBERED_COMMANDS:
                     self._matched.clear()
                 self._matched[key] = found

@@ -169,12 +169,14 @@ def _walk_tree(
     nested = broken or "$" in source or "`" in source or "(" in source
     previous_stage: dict[int, int] = {}  # pipeline stage id -> the stage feeding it
     stage_heads: dict[int, SimpleCommand] = {}  # node id -> the last command inside it
-    stack: list[Node] = [root]
+    # Each entry carries its parent's kind and the unbroken run of stage containers above
+    # it: asking tree-sitter for a node's parent costs time proportional to its depth.
+    stack: list[tuple[Node, str, _Chain | None]] = [(root, "", None)]
     while stack:
-        node = stack.pop()
+        node, parent_kind, chain = stack.pop()
         kind = node.type
         if kind == "command":
-            around = _stage_ancestors(node)
+            around = _containers(chain)
             # A pipeline is visited before anything inside it, so with none seen yet
             # this command neither reads from a pipe nor feeds one.
             feed, piped = (
@@ -199,11 +201,12 @@ def _walk_tree(
                 previous_stage[after.id] = before.id
         elif kind in ("declaration_command", "unset_command"):
             _declaration(walk, node, via, depth)
-        elif (
-            kind == "variable_assignment"
-            and node.parent is not None
-            and node.parent.type
-            in ("program", "list", "compound_statement", "subshell", "do_group")
+        elif kind == "variable_assignment" and parent_kind in (
+            "program",
+            "list",
+            "compound_statement",
+            "subshell",
+            "do_group",
         ):
             text = _assignment(node, source)  # a bare FOO=1 statement
             walk.commands.append(SimpleCommand("(assign)", (text,), _NO_FLAGS, (text,), via=via))
@@ -214,7 +217,10 @@ def _walk_tree(
         elif kind in ("raw_string", "heredoc_body", "comment"):
             continue  # data, never executed by itself
         # Anonymous tokens and leaf words hold no commands: skip them unvisited.
-        stack.extend(c for c in reversed(node.named_children) if c.type not in _LEAVES)
+        below = (node, chain) if kind in _STAGE_CONTAINERS else None
+        stack.extend(
+            (c, kind, below) for c in reversed(node.named_children) if c.type not in _LEAVES
+        )
 
 
 # What one top-level command adds to a walk: its head, the commands (wrappers and nested
@@ -384,15 +390,16 @@ _MAX_STAGE_DEPTH = 64  # deeper nesting is not worth following, and keeps this l
 _NO_FLAGS: frozenset[str] = frozenset()
 
 
-def _stage_ancestors(command: Node) -> list[Node]:
+# The stage containers above a node, nearest first, as linked pairs built during the walk.
+_Chain = tuple[Node, "_Chain | None"]
+
+
+def _containers(chain: _Chain | None) -> list[Node]:
     """The unbroken run of containers above a command: its pipes and redirects live there."""
     found: list[Node] = []
-    current = command.parent
-    while (
-        current is not None and len(found) < _MAX_STAGE_DEPTH and current.type in _STAGE_CONTAINERS
-    ):
-        found.append(current)
-        current = current.parent
+    while chain is not None and len(found) < _MAX_STAGE_DEPTH:
+        found.append(chain[0])
+        chain = chain[1]
     return found
 
 
