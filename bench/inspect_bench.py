@@ -177,6 +177,7 @@ HOSTILE: dict[str, tuple[int, Callable[[int], str]]] = {
         1_200,
         lambda n: "git " + " ".join(f"-c alias.a{i}='!ls'" for i in range(n)),
     ),
+    "alias uses": (1_000, lambda n: "alias a='" + "ls " * 100 + "'; " + ";".join(["a"] * n)),
     "staged secrets": (
         1_000,
         lambda n: "; ".join(f"tar czf /tmp/a{i}.tgz ~/.ssh" for i in range(n)),

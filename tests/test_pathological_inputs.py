@@ -28,6 +28,9 @@ CASES = {
     "5,000 chained assignments": " && ".join(["A=1"] * 5_000),
     "3,000 os.system calls": "python3 -c '" + 'os.system("ls"); ' * 3_000 + "'",
     "2,000 git command settings": "git " + " ".join(f"-c a.b{i}.cmd=ls" for i in range(2_000)),
+    # Each alias use re-reads the alias; each -exec gets every starting point: both capped.
+    "a long alias used 5,000 times": "alias a='" + "ls " * 5_000 + "'; " + ";".join(["a"] * 5_000),
+    "5,000 find roots times 5,000 -exec": "find " + "a " * 5_000 + "-exec echo {} \\; " * 5_000,
 }
 
 
@@ -72,3 +75,11 @@ async def test_a_shell_call_without_a_text_command_asks(arguments: dict[str, obj
     decision = await ENGINE.inspect("nt", [ToolCall("1", "shell", arguments)])
     assert decision.verdicts[0].verdict is Verdict.REQUIRE_APPROVAL
     assert "missing or not text" in decision.verdicts[0].reason
+
+
+async def test_expansions_past_their_caps_ask_instead_of_growing() -> None:
+    alias = "alias a='" + "ls " * 5_000 + "'; " + ";".join(["a"] * 5_000)
+    roots = "find " + "a " * 100 + "-exec rm -rf {} +"
+    for command in (alias, roots):
+        verdict = await ENGINE.inspect("caps", [ToolCall("1", "shell", {"command": command})])
+        assert verdict.verdicts[0].verdict is not Verdict.ALLOW, command[:40]

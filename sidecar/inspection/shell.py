@@ -86,6 +86,7 @@ class _Walk:
     source: str = ""  # the script whose tree is being walked (nested scripts swap it)
     aliases: dict[str, str] = field(default_factory=dict)  # alias x='...' seen so far
     memo: dict[str, _Remembered] | None = None  # top-level commands seen before, by text
+    expanded: int = 0  # characters of alias expansions analysed so far
     commands: list[SimpleCommand] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     parse_error: bool = False
@@ -517,12 +518,23 @@ def _expand_alias(
     walk: _Walk, name: str, rest: list[str], depth: int, input_from: SimpleCommand | None
 ) -> SimpleCommand | None:
     """`alias x='rm -rf'; x /`: what runs is the alias's text followed by the arguments."""
+    text = " ".join([walk.aliases[name], *rest])
+    walk.expanded += len(text)
+    if walk.expanded > _MAX_EXPANDED:
+        # Each use re-reads the alias: a long alias used thousands of times would make
+        # the analysis quadratic in the line's length.
+        walk.problems.append("aliases expand to more text than can be analysed")
+        return None
     value = walk.aliases.pop(name)  # an alias does not expand inside itself
     try:
-        _walk_script(walk, " ".join([value, *rest]), depth + 1, f"alias {name}", input_from)
+        _walk_script(walk, text, depth + 1, f"alias {name}", input_from)
     finally:
         walk.aliases[name] = value
     return None
+
+
+_MAX_EXPANDED = 64 * 1024  # characters of alias expansions analysed per command line
+_MAX_FIND_ROOTS = 64  # find starting points put in place of {} (each -exec gets them all)
 
 
 def _only_keywords(program: str) -> bool:
@@ -678,6 +690,9 @@ _ECHO_FLAGS = frozenset("neE")
 
 def _find_exec(walk: _Walk, rest: list[str], depth: int) -> None:
     roots = _find_roots(rest)
+    if len(roots) > _MAX_FIND_ROOTS:
+        walk.problems.append("find has too many starting points to analyse")
+        roots = roots[:_MAX_FIND_ROOTS]
     index = 0
     while index < len(rest):
         if rest[index] in ("-exec", "-execdir", "-ok", "-okdir"):
