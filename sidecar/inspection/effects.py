@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from sidecar.inspection.embedded_code import INLINE_CODE_OPTIONS, paths_in_code
+from sidecar.inspection.embedded_code import (
+    INLINE_CODE_OPTIONS,
+    inline_code,
+    paths_in_code,
+    shell_script_index,
+)
 from sidecar.inspection.pattern_filter import PatternFilter
 from sidecar.inspection.shell import SHELLS, SimpleCommand
 
@@ -68,24 +73,32 @@ def read_targets(command: SimpleCommand) -> list[str]:
     return found
 
 
-# Options whose value is not a file the program reads as data: a key it logs in with,
-# a port, a remote shell command, an output file.
+# Options naming a key or certificate a program logs in with: read, but never sent.
+CREDENTIAL_OPTIONS = {
+    "ssh": frozenset({"-i"}),
+    "scp": frozenset({"-i"}),
+    "sftp": frozenset({"-i"}),
+    "autossh": frozenset({"-i"}),
+    "curl": frozenset({"--key", "--cert", "-E", "--cacert", "--proxy-key", "--proxy-cert"}),
+    "wget": frozenset({"--private-key", "--certificate", "--ca-certificate"}),
+}
+# Options whose value is not a file the program reads as data: a login key (above), a
+# port, a remote shell command, an output file.
 _VALUE_OPTIONS = {
     "python": frozenset({"-c", "-m", "-W", "-X"}),  # -c CODE is code, not a file
     "python2": frozenset({"-c", "-m", "-W", "-X"}),
     "python3": frozenset({"-c", "-m", "-W", "-X"}),
-    "scp": frozenset({"-i", "-P", "-o", "-F", "-J", "-c", "-l", "-S"}),
-    "sftp": frozenset({"-i", "-P", "-o", "-F", "-J", "-c", "-l", "-S", "-b"}),
+    "scp": CREDENTIAL_OPTIONS["scp"] | {"-P", "-o", "-F", "-J", "-c", "-l", "-S"},
+    "sftp": CREDENTIAL_OPTIONS["sftp"] | {"-P", "-o", "-F", "-J", "-c", "-l", "-S", "-b"},
     "rsync": frozenset({"-e", "--rsh", "--exclude", "--include", "--port", "--password-file"}),
-    "curl": frozenset({
-        "--key", "--cert", "-E", "--cacert", "--proxy-key", "--proxy-cert", "-o", "--output",
-        "-H", "--header", "-A", "--user-agent", "-u", "--user", "-X", "--request", "-w",
-        "--write-out", "-m", "--max-time", "-e", "--referer", "-x", "--proxy",
-    }),
-    "wget": frozenset({
-        "--private-key", "--certificate", "--ca-certificate", "-O", "--output-document", "-o",
-        "--output-file", "-P", "--directory-prefix", "--header", "-U", "--user-agent",
-    }),
+    "curl": CREDENTIAL_OPTIONS["curl"] | {
+        "-o", "--output", "-H", "--header", "-A", "--user-agent", "-u", "--user", "-X",
+        "--request", "-w", "--write-out", "-m", "--max-time", "-e", "--referer", "-x", "--proxy",
+    },
+    "wget": CREDENTIAL_OPTIONS["wget"] | {
+        "-O", "--output-document", "-o", "--output-file", "-P", "--directory-prefix", "--header",
+        "-U", "--user-agent",
+    },
 }  # fmt: skip
 
 
@@ -281,14 +294,9 @@ def executes_input(command: SimpleCommand) -> bool:
 def _inline_code(command: SimpleCommand) -> str | None:
     args = command.args
     if command.program in SHELLS:
-        for index, argument in enumerate(args):
-            if argument[:1] == "-" and argument[1:2] != "-" and "c" in argument[1:]:
-                return args[index + 1] if index + 1 < len(args) else ""
-            if argument[:1] != "-":
-                return None
-        return None
-    options = INLINE_CODE_OPTIONS.get(command.program, ())
-    for index, argument in enumerate(args):
-        if argument in options:
-            return args[index + 1] if index + 1 < len(args) else ""
-    return None
+        index = shell_script_index(args)
+        if index is None:
+            return None
+        return args[index] if index < len(args) else ""
+    found = inline_code(command.program, args)
+    return found[0] if found is not None else None

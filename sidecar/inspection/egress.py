@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import re2
 
 from sidecar.inspection.effects import (
+    CREDENTIAL_OPTIONS,
     SensitivePaths,
     dumps_environment,
     read_targets,
@@ -265,9 +266,12 @@ class EgressInspector(LocalInspector):
                 outbound = _Outbound(text=self._shell_calls.command_line(call) or "")
             outbound.hosts.extend(destinations_of(command))
             outbound.sensitive.extend(reads)
-            outbound.sensitive.extend(
-                f"{staged[p]} (staged in {p})" for p in _sent_files(command) if p in staged
-            )
+            if staged:
+                outbound.sensitive.extend(
+                    f"{staged[p]} (staged in {p})"
+                    for p in _sent_files(command, targets)
+                    if p in staged
+                )
             # --post-file=/etc/shadow, -d @key, -F f=@key: the value names a file sent.
             # Keys used to log in (ssh -i key.pem, curl --key) are not sent.
             outbound.sensitive.extend(
@@ -290,22 +294,19 @@ class EgressInspector(LocalInspector):
         return outbound
 
 
-# Options naming a key or certificate a program authenticates with, rather than sends.
-_CREDENTIAL_OPTIONS = {
-    "ssh": frozenset({"-i"}),
-    "scp": frozenset({"-i"}),
-    "sftp": frozenset({"-i"}),
-    "autossh": frozenset({"-i"}),
-    "curl": frozenset({"--key", "--cert", "-E", "--cacert", "--proxy-key", "--proxy-cert"}),
-    "wget": frozenset({"--private-key", "--certificate", "--ca-certificate"}),
-    "git": frozenset({"-c"}),  # -c core.sshCommand='ssh -i key' (any code there is parsed)
-    "rsync": frozenset({"-e", "--rsh"}),  # -e 'ssh -i key' (parsed as code)
+# Option values that are not sent: login keys, and code run locally that is parsed as
+# code anyway (git -c core.sshCommand='ssh -i key', rsync -e 'ssh -i key').
+_NOT_SENT = {
+    **CREDENTIAL_OPTIONS,
+    "git": frozenset({"-c"}),
+    "rsync": frozenset({"-e", "--rsh"}),
 }
 
 
-def _sent_files(command: SimpleCommand) -> list[str]:
-    """Files a sending command reads: operands, @file values, -T/--upload-file, --post-file."""
-    files = list(read_targets(command))
+def _sent_files(command: SimpleCommand, read: list[str]) -> list[str]:
+    """Files a sending command reads (`read`: its read targets), @file values,
+    -T/--upload-file and --post-file=."""
+    files = list(read)
     for argument in command.args:
         if "@" in argument:
             files.append(argument.split("@", 1)[1].split(";", 1)[0])
@@ -318,7 +319,7 @@ def _sent_files(command: SimpleCommand) -> list[str]:
 
 def _sent_arguments(command: SimpleCommand) -> list[str]:
     """The command's arguments, without the values of its credential options."""
-    options = _CREDENTIAL_OPTIONS.get(command.program)
+    options = _NOT_SENT.get(command.program)
     return list(command.args) if options is None else without_options(command.args, options)
 
 

@@ -134,12 +134,33 @@ def is_startup_file(path: str) -> bool:
     return name in _STARTUP_NAMES or path.startswith("/etc/profile")
 
 
-def _interpreter(program: str, args: Sequence[str], heredoc: str | None) -> list[Embedded]:
-    options = INLINE_CODE_OPTIONS[program]
-    for position, word in enumerate(args[:-1]):
+def shell_script_index(args: Sequence[str]) -> int | None:
+    """Where a shell's -c script sits among its arguments (`sh -lc SCRIPT`), if it has one.
+    The index may be past the end: `sh -c` with nothing after it."""
+    for position, text in enumerate(args):
+        if text == "--":
+            return None
+        if text.startswith("-") and not text.startswith("--") and "c" in text[1:]:
+            return position + 1
+        if not text.startswith("-") and not text.startswith("+"):
+            return None
+    return None
+
+
+def inline_code(program: str, args: Sequence[str]) -> tuple[str, str] | None:
+    """An interpreter's inline code and the option that gave it (`python3 -c CODE`)."""
+    options = INLINE_CODE_OPTIONS.get(program, ())
+    for position, word in enumerate(args):
         if word in options:
-            via = f"{program} {word}"
-            return [Embedded(s, via) for s in _shell_strings(program, args[position + 1])]
+            return (args[position + 1] if position + 1 < len(args) else ""), word
+    return None
+
+
+def _interpreter(program: str, args: Sequence[str], heredoc: str | None) -> list[Embedded]:
+    found = inline_code(program, args)
+    if found is not None:
+        code, option = found
+        return [Embedded(s, f"{program} {option}") for s in _shell_strings(program, code)]
     if heredoc is not None:  # python3 - <<EOF ... EOF, perl <<< '...': the code is stdin
         return [Embedded(s, f"{program} here-document") for s in _shell_strings(program, heredoc)]
     return []
@@ -148,10 +169,10 @@ def _interpreter(program: str, args: Sequence[str], heredoc: str | None) -> list
 def paths_in_code(program: str, args: Sequence[str]) -> list[str]:
     """String literals in an interpreter's inline code that look like file paths:
     `python3 -c 'open("/home/u/.ssh/id_rsa").read()'` reads that file."""
-    options = INLINE_CODE_OPTIONS.get(program, ())
-    code = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in options), None)
-    if code is None:
+    found = inline_code(program, args)
+    if found is None:
         return []
+    code = found[0]
     literals = (_unquote(q) for q in _QUOTED_STRING.findall(code))
     return [s for s in literals if s.startswith(("/", "~", "./", ".")) and " " not in s]
 

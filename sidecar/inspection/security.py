@@ -145,7 +145,7 @@ class CompiledShellMatch:
         self.input_from = frozenset(match.input_from)
         self.input_flags_any = frozenset(match.input_flags_any)
         self.reads_sensitive = match.reads_sensitive
-        # Conditions on the script as a whole, by name (see effects.script_facts).
+        # Conditions on the script as a whole, by name (see line_facts.script_facts).
         self.script_facts = frozenset(
             name
             for name, wanted in (
@@ -320,7 +320,7 @@ class RuleBook:
         self._any_program: list[CompiledRule] = []
         self._named_by_pattern: list[CompiledRule] = []  # program_pattern: per name, once
         self._for_program: dict[str, list[CompiledRule]] = {}
-        # Script-level facts (see effects.script_facts) are worked out only if a rule asks.
+        # Script-level facts (see line_facts.script_facts) are worked out only if a rule asks.
         self.facts: frozenset[str] = frozenset()  # every script-level fact a rule asks about
         self.per_command_facts: frozenset[str] = frozenset()
         self._matched: dict[tuple[SimpleCommand, frozenset[str]], tuple[CompiledRule, ...]] = {}

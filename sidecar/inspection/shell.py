@@ -29,6 +29,7 @@ from sidecar.inspection.embedded_code import (
     embedded_scripts,
     is_startup_file,
     script_in_variable,
+    shell_script_index,
 )
 from sidecar.inspection.embedded_code import PROGRAMS as EMBEDDING_PROGRAMS
 from sidecar.inspection.wrappers import DEFAULT_WRAPPERS, WrapperSpec, unwrap
@@ -572,7 +573,7 @@ def _follow_nested(
     """Parse the code that a command hands to a shell."""
     program = command.program
     if program in SHELLS:
-        script_index = _shell_c_index(rest)
+        script_index = shell_script_index(rest)
         if script_index is not None:
             if script_index >= len(rest):
                 return
@@ -724,18 +725,6 @@ def _env_split_string(rest: list[str], inner: list[str]) -> list[str]:
         if word in ("-S", "--split-string"):
             return rest[position + 1].split() + inner[1:]
     return inner
-
-
-def _shell_c_index(rest: list[str]) -> int | None:
-    """Where the -c script sits among a shell's arguments, if it has one."""
-    for position, text in enumerate(rest):
-        if text == "--":
-            return None
-        if text.startswith("-") and not text.startswith("--") and "c" in text[1:]:
-            return position + 1
-        if not text.startswith("-") and not text.startswith("+"):
-            return None
-    return None
 
 
 def _split_flags(args: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
