@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -94,17 +95,37 @@ def test_signal_drains_and_exits_zero(tmp_path: Path, signum: int) -> None:
     assert '"event":"decision"' in err
 
 
-def test_defaults_bind_loopback_and_keep_state_in_a_local_sqlite_file(tmp_path: Path) -> None:
-    process = run_sidecar("--metrics-listen", "127.0.0.1:0", cwd=tmp_path)
+def test_defaults_keep_state_in_a_local_sqlite_file_and_log_the_bound_address(
+    tmp_path: Path,
+) -> None:
+    # Port 0, not the default 50051: tests must pass while `make serve` runs beside them.
+    # The default address itself (loopback) is asserted in tests/test_config.py.
+    process = run_sidecar(
+        "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", cwd=tmp_path
+    )
     try:
-        wait_serving("127.0.0.1:50051")
+        address = wait_for_log(process, re.compile(r"serving on (127\.0\.0\.1:\d+)"))
+        wait_serving(address)
         code, err = stop(process)
     finally:
         if process.poll() is None:
             process.kill()
     assert code == 0, err
-    assert "serving on 127.0.0.1:50051" in err
     assert (tmp_path / ".sidecar" / "state.db").is_file()
+
+
+def wait_for_log(process: subprocess.Popen[str], pattern: re.Pattern[str]) -> str:
+    """Read the process's stderr until a line matches; the first group is returned."""
+    assert process.stderr is not None
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        line = process.stderr.readline()
+        if not line and process.poll() is not None:
+            break
+        found = pattern.search(line)
+        if found:
+            return found.group(1)
+    raise AssertionError(f"no log line matched {pattern.pattern}")
 
 
 @pytest.mark.parametrize(
