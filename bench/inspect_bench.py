@@ -30,11 +30,11 @@ from bench.local_sidecar import local_sidecar
 from sidecar.engine import EngineParts, PolicyEngine, compile_policy
 from sidecar.inspection.model import ToolCall
 from sidecar.inspection.repetition import RepetitionTracker
-from sidecar.inspection.shell import _analyse_default
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import bundled_policy_dir, load_policy
 from sidecar.secrets import SecretScanner
+from sidecar.shell.walk import _analyse_default
 from sidecar.state.store import StateStore
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
+from sidecar.effects.command_io import SensitivePaths
 from sidecar.inspection.adversary import AdversaryInspector
 from sidecar.inspection.chain import ChainLink, InspectorChain
-from sidecar.inspection.effects import SensitivePaths
 from sidecar.inspection.egress import EgressInspector, TaintTracker
 from sidecar.inspection.inspector import Inspector
 from sidecar.inspection.model import CallVerdict, InspectionContext, ToolCall

@@ -1,14 +1,14 @@
-"""What commands do with their input and with files they download (sidecar.inspection.effects)."""
+"""What commands do with their input and with files they download (sidecar.effects.command_io)."""
 
 from __future__ import annotations
 
 import pytest
 
-from sidecar.inspection.effects import (
+from sidecar.effects.command_io import (
     executes_input,
     upstream,
 )
-from sidecar.inspection.shell import SimpleCommand, analyse
+from sidecar.shell.walk import SimpleCommand, analyse
 
 INTERPRETERS = {"sh", "bash", "python3", "perl", "node", "source"}
 
@@ -60,7 +60,7 @@ def test_upstream_follows_every_stage_nearest_first() -> None:
 
 
 def test_archives_written_by_tar_zip_and_7z_are_write_targets() -> None:
-    from sidecar.inspection.effects import write_targets
+    from sidecar.effects.command_io import write_targets
 
     def writes(script: str) -> list[str]:
         return write_targets(analyse(script).commands[0])
@@ -74,7 +74,7 @@ def test_archives_written_by_tar_zip_and_7z_are_write_targets() -> None:
 
 
 def test_paths_in_interpreter_code_are_read_targets() -> None:
-    from sidecar.inspection.effects import read_targets
+    from sidecar.effects.command_io import read_targets
 
     python = analyse("python3 -c 'print(open(\"/home/u/.ssh/id_rsa\").read())'").commands[0]
     assert "/home/u/.ssh/id_rsa" in read_targets(python)

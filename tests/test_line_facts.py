@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sidecar.inspection.line_facts import pushes_to_added_remote, runs_fetched_file
-from sidecar.inspection.shell import analyse
+from sidecar.effects.line_facts import pushes_to_added_remote, runs_fetched_file
+from sidecar.shell.walk import analyse
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sidecar.inspection.pattern_filter import LARGE_TEXT, PatternFilter
+from sidecar.matching.pattern_filter import LARGE_TEXT, PatternFilter
 from sidecar.policy.loader import bundled_policy_dir, load_policy
 
 POLICY = load_policy([bundled_policy_dir()]).policy

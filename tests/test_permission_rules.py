@@ -108,7 +108,7 @@ async def test_a_request_may_tighten_only_up_to_the_policy_limit(tmp_path: Path)
 
 
 def test_glob_sets_remember_answers_without_changing_them() -> None:
-    from sidecar.inspection.globs import GlobSet
+    from sidecar.matching.globs import GlobSet
 
     globs = GlobSet(["mcp__github__*", "read_?"])
     names = ["mcp__github__x", "read_a", "read_ab", "other"] * 3

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sidecar.inspection.shell import SimpleCommand, analyse
+from sidecar.shell.walk import SimpleCommand, analyse
 
 
 def programs(script: str) -> list[str]:
@@ -197,8 +197,8 @@ def test_parsing_from_several_threads_at_once_is_safe() -> None:
     """Policies compile in a worker thread while the event loop inspects calls."""
     import threading
 
-    from sidecar.inspection.shell import _run
-    from sidecar.inspection.wrappers import DEFAULT_WRAPPERS
+    from sidecar.shell.walk import _run
+    from sidecar.shell.wrappers import DEFAULT_WRAPPERS
 
     errors: list[BaseException] = []
 

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 import re2
 
-from sidecar.inspection.globs import GlobSet
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
 from sidecar.inspection.verdict import Risk, Verdict
+from sidecar.matching.globs import GlobSet
 from sidecar.model_client import ChatModelClient, ModelError
 
 NAME = "adversary"

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import re2
 
-from sidecar.inspection.effects import (
+from sidecar.effects.command_io import (
     CREDENTIAL_OPTIONS,
     SensitivePaths,
     dumps_environment,
@@ -17,14 +17,14 @@ from sidecar.inspection.effects import (
     without_options,
     write_targets,
 )
-from sidecar.inspection.globs import GlobSet
 from sidecar.inspection.inspector import LocalInspector
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
-from sidecar.inspection.shell import ShellAnalysis, SimpleCommand
 from sidecar.inspection.shell_calls import ShellCalls
 from sidecar.inspection.verdict import Mode, Risk, Verdict
+from sidecar.matching.globs import GlobSet
 from sidecar.policy.schema import EgressPolicy
 from sidecar.secrets import SecretScanner
+from sidecar.shell.walk import ShellAnalysis, SimpleCommand
 
 NAME = "egress"
 # Programs that send data over the network (git/docker/npm only for their sending subcommands).

@@ -10,14 +10,14 @@ import posixpath
 from collections.abc import Sequence
 from typing import Protocol
 
-from sidecar.inspection.effects import subcommand_words, write_targets
-from sidecar.inspection.globs import GlobSet
+from sidecar.effects.command_io import subcommand_words, write_targets
 from sidecar.inspection.inspector import LocalInspector
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
-from sidecar.inspection.shell import ShellAnalysis, SimpleCommand
 from sidecar.inspection.shell_calls import ShellCalls
 from sidecar.inspection.verdict import Mode, Verdict
+from sidecar.matching.globs import GlobSet
 from sidecar.policy.schema import CommandPattern, CommandRule, PermissionPolicy
+from sidecar.shell.walk import ShellAnalysis, SimpleCommand
 
 NAME = "permission"
 _RULE_VERDICTS = {

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import re2
 
-from sidecar.inspection.effects import (
+from sidecar.effects.command_io import (
     SensitivePaths,
     executes_input,
     read_targets,
@@ -16,16 +16,16 @@ from sidecar.inspection.effects import (
     upstream,
     write_targets,
 )
-from sidecar.inspection.globs import GlobSet
+from sidecar.effects.line_facts import script_facts
 from sidecar.inspection.inspector import LocalInspector
-from sidecar.inspection.line_facts import script_facts
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
-from sidecar.inspection.pattern_filter import PatternFilter
-from sidecar.inspection.shell import ShellAnalysis, SimpleCommand
-from sidecar.inspection.shell import analyse as shell_analyse
 from sidecar.inspection.shell_calls import ShellCalls
 from sidecar.inspection.verdict import Risk, Verdict
+from sidecar.matching.globs import GlobSet
+from sidecar.matching.pattern_filter import PatternFilter
 from sidecar.policy.schema import ArgumentMatch, Example, SecurityPolicy, SecurityRule, ShellMatch
+from sidecar.shell.walk import ShellAnalysis, SimpleCommand
+from sidecar.shell.walk import analyse as shell_analyse
 
 NAME = "security"
 VERDICTS = {

@@ -5,11 +5,11 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping
 
-from sidecar.inspection.globs import GlobSet
 from sidecar.inspection.model import ToolCall
-from sidecar.inspection.shell import ShellAnalysis, analyse
-from sidecar.inspection.wrappers import DEFAULT_WRAPPERS, WrapperSpec
+from sidecar.matching.globs import GlobSet
 from sidecar.policy.schema import ShellTool
+from sidecar.shell.walk import ShellAnalysis, analyse
+from sidecar.shell.wrappers import DEFAULT_WRAPPERS, WrapperSpec
 
 
 class ShellCalls:

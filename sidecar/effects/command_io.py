@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from sidecar.inspection.embedded_code import (
+from sidecar.matching.pattern_filter import PatternFilter
+from sidecar.shell.embedded_code import (
     INLINE_CODE_OPTIONS,
     inline_code,
     paths_in_code,
     shell_script_index,
 )
-from sidecar.inspection.pattern_filter import PatternFilter
-from sidecar.inspection.shell import SHELLS, SimpleCommand
+from sidecar.shell.walk import SHELLS, SimpleCommand
 
 # Programs whose positional arguments are files they read the contents of.
 READERS = frozenset({

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sidecar.inspection.effects import subcommand_words
-from sidecar.inspection.shell import SimpleCommand
+from sidecar.effects.command_io import subcommand_words
+from sidecar.shell.walk import SimpleCommand
 
 # Programs that fetch files, and the options naming the file they write.
 _FETCHERS = {

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser, Tree
 
-from sidecar.inspection.embedded_code import (
+from sidecar.shell.embedded_code import (
     COMMAND_VARIABLES,
     LOADER_VARIABLES,
     embedded_scripts,
@@ -31,8 +31,8 @@ from sidecar.inspection.embedded_code import (
     script_in_variable,
     shell_script_index,
 )
-from sidecar.inspection.embedded_code import PROGRAMS as EMBEDDING_PROGRAMS
-from sidecar.inspection.wrappers import DEFAULT_WRAPPERS, WrapperSpec, unwrap
+from sidecar.shell.embedded_code import PROGRAMS as EMBEDDING_PROGRAMS
+from sidecar.shell.wrappers import DEFAULT_WRAPPERS, WrapperSpec, unwrap
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
 MAX_NESTING = 6

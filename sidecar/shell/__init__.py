@@ -1,0 +1,1 @@
+"""Shell command lines: parsing, the walk to simple commands, wrappers, embedded code."""
