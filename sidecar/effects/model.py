@@ -1,0 +1,80 @@
+"""Effects: what a call would do to files, the network, packages and the system.
+
+Every tool call (a shell line, code handed to an interpreter, a file tool, an HTTP tool)
+is turned into effects; the inspectors judge effects against path classes and policy,
+not the names of programs. These are plain immutable values, cheap to build and to hash.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import NamedTuple
+
+
+class Action(enum.Enum):
+    """What an effect does. Targets are paths unless the action says otherwise."""
+
+    READ = "read"  # reads a file's contents (listing a directory is READ with flag "list")
+    WRITE = "write"  # creates, overwrites, appends to or truncates a file
+    DELETE = "delete"  # removes a file or a tree (flag "recursive")
+    MOVE = "move"  # moves or renames away from the target (the source); the destination is a WRITE
+    CHMOD = "chmod"  # changes permissions; flags "loosen" (group/world writable), "setuid", "exec"
+    CHOWN = "chown"  # changes owner or group
+    EXECUTE = "execute"  # runs code; target: a path, or "-" for code given inline or on stdin
+    SEND = "send"  # data leaves the machine; target: host; `data` says what is sent
+    FETCH = "fetch"  # reads from the network; target: host (or URL); saved to `data` paths if any
+    CONNECT = "connect"  # opens an interactive or raw connection; target: host[:port]
+    LISTEN = "listen"  # accepts connections from elsewhere; target: address or port
+    INSTALL = "install"  # installs a package; target: package; `data`: where it comes from
+    PERSIST = "persist"  # arranges for code to run later (cron, units, startup files, hooks)
+    PRIVILEGE = "privilege"  # gains or grants privileges (root shell, setuid, sudoers, capabilities)
+    KILL = "kill"  # stops processes; target: a process name, pid or pattern
+    DESTROY = "destroy"  # destroys data or infrastructure that is not a local path
+    DISABLE = "disable"  # switches off a security control, audit trail or history
+
+
+class Origin(enum.Enum):
+    """Where the code that is run (or the content that is written) comes from."""
+
+    NONE = "none"  # not applicable
+    LITERAL = "literal"  # written out in the call itself
+    NETWORK = "network"  # downloaded in this call or an earlier one
+    DECODED = "decoded"  # decoded from base64, hex, rot13, ... (hidden from a reader)
+    FILE = "file"  # an existing file whose provenance is not known
+    UNKNOWN = "unknown"  # computed at run time; cannot tell
+
+
+# Markers used in targets and data.
+UNRESOLVED = "?"  # a target known only at run time
+ENVIRONMENT = "(environment)"  # the process environment (where API keys live)
+STDIN = "-"  # standard input, or code given inline
+
+
+class Effect(NamedTuple):
+    """One thing a call would do."""
+
+    action: Action
+    target: str  # a normalised path, a host, a package, a process, a resource description
+    origin: Origin = Origin.NONE
+    data: tuple[str, ...] = ()  # SEND: what is sent (paths, ENVIRONMENT); INSTALL: sources
+    flags: frozenset[str] = frozenset()  # "recursive", "append", "loosen", "unresolved", ...
+    program: str = ""  # the program (or API) that has the effect, for messages
+    content: str = ""  # WRITE/PERSIST: the text written, when known, to judge as code
+
+    def has(self, flag: str) -> bool:
+        return flag in self.flags
+
+
+class CodeAnalysis(NamedTuple):
+    """What a piece of code in some language would do.
+
+    `shell` holds command lines the code hands to a shell or spawns as a process
+    (`os.system("...")`, `subprocess.run([...])`, `child_process.exec`): the shell
+    analyser judges them like any other line. `problems` says what could not be resolved
+    statically (a computed command, an eval of unknown text); a problem means "ask".
+    """
+
+    effects: tuple[Effect, ...] = ()
+    shell: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+    parse_error: bool = False
