@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import tree_sitter_bash
-from tree_sitter import Language, Node, Parser, Tree
+from tree_sitter import Language, Node, Parser
 
 from sidecar.shell.embedded_code import (
     COMMAND_VARIABLES,
@@ -56,6 +56,8 @@ class SimpleCommand(NamedTuple):
     input_from: SimpleCommand | None = None  # whose output this command reads or runs
     wrappers: tuple[str, ...] = ()
     via: str = ""  # how it was reached: "bash -c", "eval", "xargs", "heredoc", ...
+    word: str = ""  # the program as written ("/tmp/x", "./run.sh"), when it is a path
+    stdin_text: str | None = None  # a here-document or here-string fed to it
 
     def has_flag(self, *names: str) -> bool:
         return any(n in self.flags for n in names)
@@ -92,6 +94,15 @@ class _Walk:
     problems: list[str] = field(default_factory=list)
     parse_error: bool = False
     recursive_functions: list[str] = field(default_factory=list)
+    # Script semantics: variables with values known statically, the commands whose output a
+    # variable holds (X=$(curl ...)), functions defined so far (body node and its source),
+    # and which functions are being expanded (no recursion).
+    env: dict[str, str] = field(default_factory=dict)
+    producers: dict[str, SimpleCommand] = field(default_factory=dict)
+    functions: dict[str, tuple[Node, str]] = field(default_factory=dict)
+    calling: set[str] = field(default_factory=set)
+    called: set[str] = field(default_factory=set)
+    loops: int = 0  # loop bodies being walked per value, nested
 
 
 _LANGUAGE = Language(tree_sitter_bash.language())
@@ -129,6 +140,9 @@ _DEFAULT_MEMO: dict[str, _Remembered] = {}
 def _run(script: str, wrappers: Mapping[str, WrapperSpec]) -> ShellAnalysis:
     walk = _Walk(wrappers, memo=_DEFAULT_MEMO if wrappers is DEFAULT_WRAPPERS else None)
     _walk_script(walk, script, depth=0, via="", input_from=None)
+    for name, (body, source) in list(walk.functions.items()):
+        if name not in walk.called:  # defined, never called here: judge its body as it stands
+            _walk_body(walk, body, source, 1, f"function {name}", None)
     return ShellAnalysis(
         tuple(walk.commands),
         tuple(dict.fromkeys(walk.problems)),
@@ -151,15 +165,29 @@ def _walk_script(
     outer = walk.source
     walk.source = script
     try:
-        _walk_tree(walk, tree, depth, via, input_from)
+        _walk_nodes(walk, tree.root_node, depth, via, input_from)
     finally:
         walk.source = outer
 
 
-def _walk_tree(
-    walk: _Walk, tree: Tree, depth: int, via: str, input_from: SimpleCommand | None
+def _walk_body(
+    walk: _Walk, body: Node, source: str, depth: int, via: str, input_from: SimpleCommand | None
 ) -> None:
-    root = tree.root_node
+    """Walk part of a tree again (a function's body at a call, a loop's body per value)."""
+    if depth > MAX_NESTING:
+        walk.problems.append("shell code nested too deeply to analyse")
+        return
+    outer = walk.source
+    walk.source = source
+    try:
+        _walk_nodes(walk, body, depth, via, input_from)
+    finally:
+        walk.source = outer
+
+
+def _walk_nodes(
+    walk: _Walk, root: Node, depth: int, via: str, input_from: SimpleCommand | None
+) -> None:
     broken = root.has_error  # covers every ERROR and MISSING node below
     if broken:
         walk.parse_error = True
@@ -210,12 +238,26 @@ def _walk_tree(
             "subshell",
             "do_group",
         ):
-            text = _assignment(node, source)  # a bare FOO=1 statement
+            _set_variable(walk, node, source)
+            text = _assignment(node, source, walk.env)  # a bare FOO=1 statement
             walk.commands.append(SimpleCommand("(assign)", (text,), _NO_FLAGS, (text,), via=via))
             _follow_variable(walk, text, via, depth)
-        elif kind == "function_definition" and _calls_itself(node, source):
-            name = node.child_by_field_name("name")
-            walk.recursive_functions.append(_text(name, source) if name is not None else "?")
+        elif kind == "function_definition":
+            name_node = node.child_by_field_name("name")
+            name = _text(name_node, source) if name_node is not None else "?"
+            if _calls_itself(node, source):
+                walk.recursive_functions.append(name)
+            body = node.child_by_field_name("body")
+            if body is not None and name not in walk.calling:
+                walk.functions[name] = (body, source)  # walked where it is called
+                continue
+        elif (
+            kind == "for_statement"
+            and chain is None
+            and walk.loops < _MAX_LOOP_NESTING
+            and _walk_loop(walk, node, depth, via, input_from)
+        ):
+            continue
         elif kind in ("raw_string", "heredoc_body", "comment"):
             continue  # data, never executed by itself
         # Anonymous tokens and leaf words hold no commands: skip them unvisited.
@@ -278,8 +320,15 @@ def _declaration(walk: _Walk, node: Node, via: str, depth: int) -> None:
     source = walk.source
     keyword = next((c for c in node.children if not c.is_named), None)
     program = keyword.type if keyword is not None else "export"
+    for child in node.named_children:
+        if child.type == "variable_assignment" and program != "unset":
+            _set_variable(walk, child, source)
+        elif program == "unset":
+            walk.env.pop(_text(child, source), None)
     args = tuple(
-        _assignment(c, source) if c.type == "variable_assignment" else _resolve(c, source)
+        _assignment(c, source, walk.env)
+        if c.type == "variable_assignment"
+        else _resolve(c, source, walk.env)
         for c in node.named_children
     )
     flags, positionals = _split_flags(args)
@@ -308,11 +357,70 @@ def _prefix_assignments(walk: _Walk, command: Node, via: str, depth: int) -> Non
             _follow_variable(walk, text, via, depth)
 
 
-def _assignment(node: Node, source: str) -> str:
+def _assignment(node: Node, source: str, env: Mapping[str, str] | None = None) -> str:
     name = node.child_by_field_name("name")
     value = node.child_by_field_name("value")
     left = _text(name, source) if name is not None else ""
-    return f"{left}={_resolve(value, source)}" if value is not None else f"{left}="
+    return f"{left}={_resolve(value, source, env)}" if value is not None else f"{left}="
+
+
+_MAX_VALUE = 4096  # longer values are kept as unknown (they could make expansions quadratic)
+_MAX_LOOP_NESTING = 4
+_MAX_LOOP_VALUES = 16
+
+
+def _set_variable(walk: _Walk, node: Node, source: str) -> None:
+    """`X=value`: remember the value where it is static, and the command whose output it
+    holds where it is `$(...)`."""
+    name_node = node.child_by_field_name("name")
+    value = node.child_by_field_name("value")
+    if name_node is None:
+        return
+    name = _text(name_node, source)
+    if value is None:
+        walk.env[name] = ""
+        return
+    resolved = _resolve(value, source, walk.env)
+    if len(resolved) > _MAX_VALUE:
+        resolved = _Dynamic("$" + name)
+    walk.env[name] = resolved
+    walk.producers.pop(name, None)
+    producer = _substituted_command([value], source)
+    if producer is not None:
+        walk.producers[name] = producer
+
+
+def _walk_loop(
+    walk: _Walk, node: Node, depth: int, via: str, input_from: SimpleCommand | None
+) -> bool:
+    """`for f in a b c; do ...; done`: walk the body once per value, with `$f` bound.
+    Returns False when the loop is left to the ordinary walk (no literal list)."""
+    source = walk.source
+    variable = node.child_by_field_name("variable")
+    body = node.child_by_field_name("body")
+    values = node.children_by_field_name("value")
+    if variable is None or body is None or not values:
+        return False
+    words: list[str] = []
+    for value in values:
+        words.extend(_words_of(value, source, walk.env))
+    if len(words) > _MAX_LOOP_VALUES:  # a sample: the first and the last values
+        half = _MAX_LOOP_VALUES // 2
+        words = words[:half] + words[-half:]
+    name = _text(variable, source)
+    previous = walk.env.get(name)
+    walk.loops += 1
+    try:
+        for word in words:
+            walk.env[name] = word
+            _walk_body(walk, body, source, depth, via, input_from)
+    finally:
+        walk.loops -= 1
+        if previous is None:
+            walk.env.pop(name, None)
+        else:
+            walk.env[name] = previous
+    return True
 
 
 def _calls_itself(function: Node, source: str) -> bool:
@@ -437,14 +545,21 @@ def _command(
         if first is not None and first.type == "variable_assignment":
             _prefix_assignments(walk, node, via, depth)
     arguments = node.children_by_field_name("argument")
-    words = [_resolve(name_node, source)]
-    words += [_resolve(c, source) for c in arguments]
+    env = walk.env
+    words = [_resolve(name_node, source, env)]
+    if "{" in source:
+        for argument in arguments:
+            words.extend(_words_of(argument, source, env))
+    else:
+        words += [_resolve(c, source, env) for c in arguments]
     redirect_nodes = _redirect_nodes(node, around)
     redirects, heredoc = _redirects(redirect_nodes, source) if redirect_nodes else ((), None)
     if input_from is None and nested:
         input_from = _substituted_command(arguments, source)
         if input_from is None and redirect_nodes:
             input_from = _redirected_substitution(redirect_nodes, source)
+        if input_from is None and walk.producers:
+            input_from = _variable_producer(arguments, source, walk.producers)
     return _emit(walk, words, redirects, heredoc, depth, via, input_from, wrappers=())
 
 
@@ -466,6 +581,8 @@ def _emit(
         return None
     if walk.aliases and name in walk.aliases:
         return _expand_alias(walk, name, words[1:], depth, input_from)
+    if walk.functions and name in walk.functions and name not in walk.calling:
+        return _call_function(walk, name, words[1:], depth, input_from)
     program = _program_name(name)
     if not program:
         return None
@@ -477,12 +594,12 @@ def _emit(
     if spec is not None:
         own_options = itertools.takewhile(lambda w: w.startswith("-"), rest)
         if any(w in spec.not_executing_flags for w in own_options):
-            return _record(walk, program, rest, redirects, input_from, wrappers, via)
+            return _record(walk, program, rest, redirects, input_from, wrappers, via, name, heredoc)
         inner = unwrap(rest, spec)
         # The wrapper runs too (sudo, chroot): rules may care about it as well, with its own
         # options only (`sudo lsof -i` is not `sudo -i`).
         own = rest[: len(rest) - len(inner)]
-        wrapper = _record(walk, program, own, redirects, input_from, wrappers, via)
+        wrapper = _record(walk, program, own, redirects, input_from, wrappers, via, name)
         if not inner:
             return wrapper  # `env` alone prints the environment
         if program == "env":
@@ -502,7 +619,7 @@ def _emit(
             inner = [w for w in inner if w not in (":::", "::::", ":::+")]
             via = "parallel"
         return _emit(walk, inner, redirects, heredoc, depth, via, input_from, (*wrappers, program))
-    command = _record(walk, program, rest, redirects, input_from, wrappers, via)
+    command = _record(walk, program, rest, redirects, input_from, wrappers, via, name, heredoc)
     if program in _RUNS_CODE:
         _follow_nested(walk, command, rest, heredoc, depth)
     elif program in _WRITES_TEXT and (redirects or program == "tee"):
@@ -534,7 +651,38 @@ def _expand_alias(
     return None
 
 
-_MAX_EXPANDED = 64 * 1024  # characters of alias expansions analysed per command line
+def _call_function(
+    walk: _Walk, name: str, args: list[str], depth: int, input_from: SimpleCommand | None
+) -> SimpleCommand | None:
+    """`f() { rm -rf "$1"; }; f /etc`: walk the body with `$1`... bound to the arguments."""
+    body, source = walk.functions[name]
+    walk.called.add(name)
+    walk.expanded += body.end_byte - body.start_byte
+    if walk.expanded > _MAX_EXPANDED:
+        walk.problems.append("functions expand to more text than can be analysed")
+        return None
+    saved = {k: walk.env[k] for k in _POSITIONAL if k in walk.env}
+    for key in _POSITIONAL:
+        walk.env.pop(key, None)
+    for index, value in enumerate(args[:9], start=1):
+        walk.env[str(index)] = value
+    joined = " ".join(args)
+    walk.env["@"] = _Dynamic(joined) if any(_dynamic(a) for a in args) else joined
+    walk.env["*"] = walk.env["@"]
+    walk.env["#"] = str(len(args))
+    walk.calling.add(name)
+    try:
+        _walk_body(walk, body, source, depth + 1, f"function {name}", input_from)
+    finally:
+        walk.calling.discard(name)
+        for key in _POSITIONAL:
+            walk.env.pop(key, None)
+        walk.env.update(saved)
+    return None
+
+
+_POSITIONAL = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "@", "*", "#")
+_MAX_EXPANDED = 64 * 1024  # characters of alias and function expansions analysed per line
 _MAX_FIND_ROOTS = 64  # find starting points put in place of {} (each -exec gets them all)
 
 
@@ -555,10 +703,15 @@ def _record(
     input_from: SimpleCommand | None,
     wrappers: tuple[str, ...],
     via: str,
+    name: str = "",
+    stdin_text: str | None = None,
 ) -> SimpleCommand:
     args = tuple(rest)
     flags, positionals = _split_flags(args)
-    command = SimpleCommand(program, args, flags, positionals, redirects, input_from, wrappers, via)
+    word = name if "/" in name else ""
+    command = SimpleCommand(
+        program, args, flags, positionals, redirects, input_from, wrappers, via, word, stdin_text
+    )
     walk.commands.append(command)
     return command
 
@@ -800,6 +953,89 @@ def _substituted_command(arguments: list[Node], source: str) -> SimpleCommand | 
     return None
 
 
+def _variable_producer(
+    arguments: list[Node], source: str, producers: Mapping[str, SimpleCommand]
+) -> SimpleCommand | None:
+    """`K=$(cat key); curl -d "$K" ...`: the command whose output the variable holds."""
+    for argument in arguments:
+        stack = [argument]
+        while stack:
+            current = stack.pop()
+            if current.type in ("simple_expansion", "expansion"):
+                variable = next(
+                    (c for c in current.named_children if c.type == "variable_name"), None
+                )
+                if variable is not None:
+                    found = producers.get(_text(variable, source))
+                    if found is not None:
+                        return found
+            elif current.type not in _LEAVES:
+                stack.extend(current.named_children)
+    return None
+
+
+_MAX_BRACE_WORDS = 64
+
+
+def _words_of(node: Node, source: str, env: Mapping[str, str] | None) -> list[str]:
+    """The words one argument becomes: brace expansion (`/{etc,usr}`, `{1..3}`) splits it."""
+    kind = node.type
+    if kind == "brace_expression":
+        return _brace_range(node, source) or [_resolve(node, source, env)]
+    if kind != "concatenation" or "{" not in source[node.start_byte : node.end_byte]:
+        return [_resolve(node, source, env)]
+    # Pieces: alternatives for each brace group, literal text for the rest.
+    pieces: list[list[str]] = []
+    group: list[str] | None = None
+    for child in node.named_children:
+        text = _text(child, source)
+        if child.type == "word" and text == "{" and group is None:
+            group = []
+            continue
+        if child.type == "word" and text == "}" and group is not None:
+            pieces.append(_split_commas("".join(group)) or ["{}"])
+            group = None
+            continue
+        if group is not None:
+            group.append(_resolve(child, source, env))
+        elif child.type == "brace_expression":
+            pieces.append(_brace_range(child, source) or [text])
+        else:
+            pieces.append([_resolve(child, source, env)])
+    if group is not None:
+        pieces.append(["{" + "".join(group)])
+    words = [""]
+    dynamic = False
+    for alternatives in pieces:
+        dynamic = dynamic or any(_dynamic(a) for a in alternatives)
+        words = [w + a for w in words for a in alternatives][:_MAX_BRACE_WORDS]
+    return [_Dynamic(w) for w in words] if dynamic else words
+
+
+def _split_commas(text: str) -> list[str]:
+    if "," not in text:
+        return []
+    return text.split(",")
+
+
+def _brace_range(node: Node, source: str) -> list[str]:
+    """`{1..5}`, `{a..e}`: the words it stands for (capped)."""
+    bounds = [_text(c, source) for c in node.named_children]
+    if len(bounds) != 2:
+        return []
+    first, last = bounds
+    if first.lstrip("-").isdigit() and last.lstrip("-").isdigit():
+        start, stop = int(first), int(last)
+        step = 1 if stop >= start else -1
+        count = min(abs(stop - start) + 1, _MAX_BRACE_WORDS)
+        return [str(start + step * i) for i in range(count)]
+    if len(first) == 1 and len(last) == 1:
+        step = 1 if ord(last) >= ord(first) else -1
+        count = min(abs(ord(last) - ord(first)) + 1, _MAX_BRACE_WORDS)
+        return [chr(ord(first) + step * i) for i in range(count)]
+    return []
+
+
 def _redirected_substitution(redirects: list[Node], source: str) -> SimpleCommand | None:
     """cmd < <(producer): the producer feeds the command's input."""
     for redirect in redirects:
@@ -869,16 +1105,19 @@ def _text(node: Node, source: str) -> str:
 _KNOWN_VARIABLES = {"HOME": "~", "USER": "$USER"}
 
 
-def _resolve(node: Node, source: str) -> str:
-    """The static value of a word, or its text as a _Dynamic where it expands at run time."""
+def _resolve(node: Node, source: str, env: Mapping[str, str] | None = None) -> str:
+    """The static value of a word, or its text as a _Dynamic where it expands at run time.
+
+    `env` holds the variables whose values the walk knows (assigned earlier in the line,
+    loop variables, a function's parameters)."""
     kind = node.type
     if kind == "word" or kind == "number":
         return _unescape(source[node.start_byte : node.end_byte])
     if kind == "command_name":
         children = node.named_children
         if len(children) == 1:
-            return _resolve(children[0], source)
-        return _join([_resolve(c, source) for c in children] or [_text(node, source)])
+            return _resolve(children[0], source, env)
+        return _join([_resolve(c, source, env) for c in children] or [_text(node, source)])
     if kind == "raw_string":
         return source[node.start_byte + 1 : node.end_byte - 1]
     if kind == "ansi_c_string":
@@ -889,14 +1128,28 @@ def _resolve(node: Node, source: str) -> str:
             if child.type == "string_content":
                 parts.append(_unescape_double(_text(child, source)))
             else:
-                parts.append(_resolve(child, source))
+                parts.append(_resolve(child, source, env))
         return _join(parts)
     if kind == "concatenation":
-        return _join([_resolve(c, source) for c in node.named_children])
+        return _join([_resolve(c, source, env) for c in node.named_children])
     if kind in ("simple_expansion", "expansion"):
-        variable = next((c for c in node.named_children if c.type == "variable_name"), None)
+        children = node.named_children
+        variable = next((c for c in children if c.type in _VARIABLE_NODES), None)
         name = _text(variable, source) if variable is not None else ""
-        if name in _KNOWN_VARIABLES and len(node.named_children) == 1:
+        if env and name in env:
+            if len(children) == 1:
+                return env[name]
+            if kind == "expansion" and _default_operator(node, source):
+                return env[name] if env[name] else _resolve(children[-1], source, env)
+        elif (
+            kind == "expansion"
+            and len(children) == 2
+            and name not in _KNOWN_VARIABLES
+            and _default_operator(node, source)
+        ):
+            # Unset here: the default is the value to judge (`rm -rf ${DIR:-/}`).
+            return _resolve(children[1], source, env)
+        if name in _KNOWN_VARIABLES and len(children) == 1:
             known = _KNOWN_VARIABLES[name]
             return known if name == "HOME" else _Dynamic(known)
         return _Dynamic("$" + (name or _text(node, source)))
@@ -904,6 +1157,14 @@ def _resolve(node: Node, source: str) -> str:
     if kind in ("regex", "extglob_pattern"):
         return text
     return _Dynamic(text)  # substitutions, arithmetic and anything unknown
+
+
+_VARIABLE_NODES = frozenset({"variable_name", "special_variable_name"})
+
+
+def _default_operator(node: Node, source: str) -> bool:
+    """`${X:-default}` or `${X-default}`: the default stands in when X is unset."""
+    return any(not c.is_named and c.type in (":-", "-", ":=", "=") for c in node.children)
 
 
 def _join(parts: list[str]) -> str:
