@@ -11,6 +11,7 @@ import re2
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sidecar.inspection.verdict import Mode
+from sidecar.policy.programs import ActionName, OriginName, ProgramSpec
 
 OnError = Literal["skip", "require_approval", "deny"]
 VerdictName = Literal["allow", "require_approval", "deny"]
@@ -336,6 +337,50 @@ class ContextPolicy(Strict):
     summarizer: SummarizerPolicy = SummarizerPolicy()
 
 
+class PathClass(Strict):
+    """A class of paths (system, credentials, ...): what effect rules are written against."""
+
+    description: str = ""
+    patterns: tuple[Re2Pattern, ...] = Field(default=(), description="RE2 on normalised paths.")
+    exclude: tuple[Re2Pattern, ...] = Field(default=(), description="RE2; these are not in it.")
+    examples: tuple[str, ...] = Field(
+        default=(),
+        description="Members of the class: a glob or a recursive operation that could reach "
+        "one of them counts as touching the class.",
+    )
+
+
+class EffectRuleExamples(Strict):
+    match: tuple[Example, ...] = ()
+    no_match: tuple[Example, ...] = ()
+
+
+class EffectRule(Strict):
+    """A verdict for effects: (action x path class x origin x flags) -> verdict."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    category: str = Field(min_length=1)
+    risk: RiskName
+    message: str = Field(min_length=1, description="May use {target}, {program}, {data}.")
+    verdict: VerdictName | None = Field(default=None, description="Overrides the risk mapping.")
+    action: tuple[ActionName, ...] = Field(min_length=1)
+    classes: tuple[str, ...] = Field(default=(), description="The target is in one of these.")
+    not_classes: tuple[str, ...] = Field(default=(), description="...and in none of these.")
+    data_classes: tuple[str, ...] = Field(
+        default=(), description="send: something sent is in one of these ('environment' too)."
+    )
+    origin: tuple[OriginName, ...] = Field(default=(), description="Code or content origin.")
+    flags_any: tuple[str, ...] = ()
+    flags_all: tuple[str, ...] = ()
+    not_flags: tuple[str, ...] = ()
+    target: Re2Pattern | None = Field(default=None, description="RE2 on the target text.")
+    content: Re2Pattern | None = Field(default=None, description="RE2 on written content.")
+    host_not_allowed: bool = Field(
+        default=False, description="The target host is not on egress.allowed_domains."
+    )
+    examples: EffectRuleExamples = EffectRuleExamples()
+
+
 class Limits(Strict):
     max_tool_calls: int = Field(default=50, ge=1, le=10_000)
     max_arguments_bytes: int = Field(default=1 << 20, ge=1024)
@@ -355,6 +400,23 @@ class Policy(Strict):
     adversary: AdversaryPolicy = AdversaryPolicy()
     context: ContextPolicy = ContextPolicy()
     limits: Limits = Limits()
+    programs: dict[str, ProgramSpec] = Field(
+        default={}, description="The program catalogue: what each program does (effects)."
+    )
+    path_classes: dict[str, PathClass] = Field(
+        default={}, description="Classes of paths that effect rules are written against."
+    )
+    effect_rules: tuple[EffectRule, ...] = ()
+
+    @field_validator("effect_rules")
+    @classmethod
+    def _unique_effect_ids(cls, value: tuple[EffectRule, ...]) -> tuple[EffectRule, ...]:
+        seen: set[str] = set()
+        for rule in value:
+            if rule.id in seen:
+                raise ValueError(f"effect rule id {rule.id!r} is used twice")
+            seen.add(rule.id)
+        return value
 
     @field_validator("order")
     @classmethod

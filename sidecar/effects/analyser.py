@@ -1,0 +1,155 @@
+"""One policy's effect model, compiled: the catalogue, the path classes and the effect rules.
+
+`EffectAnalyser.line(analysis)` turns a parsed shell line into effects;
+`EffectAnalyser.judge(effects)` says which effect rules they match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
+
+import re2
+
+from sidecar.effects.catalogue import Catalogue
+from sidecar.effects.model import Effect
+from sidecar.effects.paths import ClassSpec, PathClasses, class_specs
+from sidecar.effects.rules import EffectJudge, compile_rules
+from sidecar.effects.shell_effects import LineEffects, line_effects
+from sidecar.policy.schema import EffectRule, Policy
+from sidecar.shell.walk import ShellAnalysis
+from sidecar.shell.walk import analyse as shell_analyse
+
+CREDENTIALS = "credentials"
+_MAX_SHOWN = 120
+
+
+class Judged(NamedTuple):
+    """An effect rule that an effect matched."""
+
+    rule: EffectRule
+    effect: Effect
+
+    def message(self) -> str:
+        effect = self.effect
+        data = ", ".join(effect.data[:3]) or "data"
+        return (
+            self.rule.message.replace("{target}", effect.target[:_MAX_SHOWN])
+            .replace("{program}", effect.program or "a program")
+            .replace("{data}", data[:_MAX_SHOWN])
+        )
+
+
+class EffectAnalyser:
+    def __init__(
+        self,
+        policy: Policy,
+        host_allowed: Callable[[str], bool],
+        own_paths: Iterable[str] = (),
+    ) -> None:
+        self.programs = policy.programs
+        self.catalogue = Catalogue(policy.programs)
+        specs = _with_credentials(class_specs(policy.path_classes), policy.sensitive_paths)
+        specs = _with_own_paths(specs, own_paths)
+        self.classes = PathClasses(specs, policy.permission.workspace_roots)
+        self.rules = tuple(policy.effect_rules)
+        self.judge_rules = EffectJudge(self.rules, self.classes, host_allowed)
+        # Examples show a rule's logic, whatever hosts an operator allows.
+        self._example_judge = EffectJudge(self.rules, self.classes, lambda host: False)
+
+    def problems(self) -> list[str]:
+        """Rules naming unknown classes, and examples that do not behave as written."""
+        found = compile_rules(self.rules, self.classes.names)
+        if found:
+            return found
+        return self._check_rule_examples() + self._check_program_examples()
+
+    def line(self, analysis: ShellAnalysis) -> LineEffects:
+        return line_effects(analysis, self.catalogue)
+
+    def judge(self, effects: Iterable[Effect]) -> list[Judged]:
+        found: list[Judged] = []
+        for effect in effects:
+            for rule in self.judge_rules.matching(effect):
+                found.append(Judged(rule.rule, effect))
+        return found
+
+    def _check_rule_examples(self) -> list[str]:
+        problems: list[str] = []
+        for rule in self.rules:
+            cases = [(e, True) for e in rule.examples.match]
+            cases += [(e, False) for e in rule.examples.no_match]
+            for example, expected in cases:
+                if not isinstance(example, str):
+                    continue
+                effects = self.line(shell_analyse(example)).effects
+                matched = any(
+                    r.rule.id == rule.id for e in effects for r in self._example_judge.matching(e)
+                )
+                if matched is not expected:
+                    verb = "should match" if expected else "should not match"
+                    shown = ", ".join(_describe(e) for e in effects) or "no effects"
+                    problems.append(
+                        f"effect rule {rule.id}: example {example!r} {verb} (effects: {shown})"
+                    )
+        return problems
+
+    def _check_program_examples(self) -> list[str]:
+        problems: list[str] = []
+        for name, spec in self.programs.items():
+            for example in spec.examples:
+                effects = self.line(shell_analyse(example.command)).effects
+                got = sorted(_describe(e, with_flags=False) for e in effects)
+                wanted = sorted(_strip_flags(e) for e in example.effects)
+                missing_flags = [e for e in example.effects if not _has_flags(e, effects)]
+                if got != wanted or missing_flags:
+                    problems.append(
+                        f"program {name}: example {example.command!r} has effects "
+                        f"{got}, expected {wanted}"
+                    )
+        return problems
+
+
+def _describe(effect: Effect, with_flags: bool = True) -> str:
+    text = f"{effect.action.value} {effect.target}"
+    if with_flags and effect.flags:
+        text += " " + " ".join(f"+{f}" for f in sorted(effect.flags))
+    return text
+
+
+def _strip_flags(expected: str) -> str:
+    return " ".join(w for w in expected.split() if not w.startswith("+"))
+
+
+def _has_flags(expected: str, effects: Sequence[Effect]) -> bool:
+    words = expected.split()
+    flags = {w[1:] for w in words if w.startswith("+")}
+    head = " ".join(w for w in words if not w.startswith("+"))
+    return any(_describe(e, with_flags=False) == head and flags <= e.flags for e in effects)
+
+
+def _with_credentials(specs: list[ClassSpec], sensitive: Sequence[str]) -> list[ClassSpec]:
+    """The `credentials` class also holds every `sensitive_paths` pattern."""
+    result: list[ClassSpec] = []
+    seen = False
+    for spec in specs:
+        if spec.name == CREDENTIALS:
+            spec = ClassSpec(spec.name, (*spec.patterns, *sensitive), spec.exclude, spec.examples)
+            seen = True
+        result.append(spec)
+    if not seen and sensitive:
+        result.append(ClassSpec(CREDENTIALS, tuple(sensitive)))
+    return result
+
+
+def _with_own_paths(specs: list[ClassSpec], own_paths: Iterable[str]) -> list[ClassSpec]:
+    """The sidecar's configured state file, policy directories and sockets join `sidecar`."""
+    patterns = tuple("^" + re2.escape(path.rstrip("/")) + "(/|$)" for path in own_paths if path)
+    if not patterns:
+        return specs
+    result = [s for s in specs if s.name != "sidecar"]
+    current = next((s for s in specs if s.name == "sidecar"), ClassSpec("sidecar", ()))
+    result.append(
+        ClassSpec("sidecar", (*current.patterns, *patterns), current.exclude, current.examples)
+    )
+    return result

@@ -1,0 +1,432 @@
+"""The program catalogue compiled for lookups: a parsed command in, its effects out.
+
+The catalogue is data (`programs:` in policy files, schema in `sidecar/policy/programs.py`).
+This module reads a command's words the way the program does — which options take a value,
+which words are subcommands, which are operands — and applies the spec's effect templates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import re2
+
+from sidecar.effects.hosts import host_of
+from sidecar.effects.model import STDIN, UNRESOLVED, Action, Effect, Origin
+from sidecar.effects.paths import normalise
+from sidecar.matching.globs import glob_to_re2
+from sidecar.policy.programs import EffectSpec, ProgramSpec
+
+_ORIGINS = {origin.value: origin for origin in Origin}
+_ACTIONS = {action.value: action for action in Action}
+
+
+class Selector(NamedTuple):
+    kind: str  # operands, operand, option, assign, literal, command, stdin
+    start: int | None = None
+    stop: int | None = None
+    names: tuple[str, ...] = ()
+    text: str = ""
+    refine: str = ""  # "basename", "local" or "remote"
+
+
+def compile_selector(text: str) -> Selector:
+    for refine in ("basename", "local", "remote"):
+        if text.startswith(refine + ":"):
+            return compile_selector(text[len(refine) + 1 :])._replace(refine=refine)
+    if text in ("operands", "command", "stdin"):
+        return Selector(text)
+    head, _, rest = text.partition(":")
+    if head == "option":
+        return Selector("option", names=tuple(rest.split("|")))
+    if head == "assign":
+        return Selector("assign", text=rest + "=")
+    if head == "literal":
+        return Selector("literal", text=rest)
+    body = text[text.index("[") + 1 : -1]
+    if text.startswith("operand["):
+        index = int(body)
+        return Selector("operands", index, index + 1 if index != -1 else None)
+    start, _, stop = body.partition(":")
+    return Selector(
+        "operands", int(start) if start.strip() else None, int(stop) if stop.strip() else None
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledEffect:
+    action: Action
+    target: Selector
+    kind: str
+    when: frozenset[str]
+    unless: frozenset[str]
+    flags: frozenset[str]
+    origin: Origin | None  # None: "input", resolved from what feeds the command
+    data: Selector | None
+    mode: Selector | None
+
+
+@dataclass(slots=True)
+class CompiledProgram:
+    name: str  # "git push" for a subcommand
+    value_options: frozenset[str]
+    flag_names: dict[str, str]  # spelling -> named flag
+    effects: tuple[CompiledEffect, ...]
+    output: str
+    output_when: frozenset[str]
+    decodes_when: frozenset[str]
+    runs_stdin: bool
+    bundled_first_word: bool
+    read_only: bool
+    read_only_unless: frozenset[str]
+    unknown_subcommand: str
+    subcommands: dict[str, CompiledProgram] = field(default_factory=dict)
+    subcommand_globs: list[tuple[re2._Regexp, CompiledProgram]] = field(default_factory=list)
+
+    def subcommand(self, word: str) -> CompiledProgram | None:
+        found = self.subcommands.get(word)
+        if found is None and self.subcommand_globs:
+            found = next((p for g, p in self.subcommand_globs if g.fullmatch(word)), None)
+        return found
+
+
+class ParsedCommand(NamedTuple):
+    """A command read the way its program reads it."""
+
+    spec: CompiledProgram  # the deepest subcommand's spec
+    operands: tuple[str, ...]
+    options: Mapping[str, tuple[str, ...]]  # spelling -> values ("" for a bare flag)
+    named: frozenset[str]  # named flags given
+    unknown_subcommand: bool = False
+
+
+def _compile(
+    name: str,
+    spec: ProgramSpec,
+    inherited_values: frozenset[str] = frozenset(),
+    inherited_flags: Mapping[str, str] | None = None,
+) -> CompiledProgram:
+    values = inherited_values | frozenset(spec.value_options)
+    flag_names = dict(inherited_flags or {})
+    for flag, spellings in spec.flags.items():
+        for spelling in spellings:
+            flag_names[spelling] = flag
+    program = CompiledProgram(
+        name=name,
+        value_options=values,
+        flag_names=flag_names,
+        effects=tuple(_compile_effect(e) for e in spec.effects),
+        output=spec.output,
+        output_when=frozenset(spec.output_when),
+        decodes_when=frozenset(spec.decodes_when),
+        runs_stdin=spec.runs_stdin,
+        bundled_first_word=spec.bundled_first_word,
+        read_only=spec.read_only,
+        read_only_unless=frozenset(spec.read_only_unless),
+        unknown_subcommand=spec.unknown_subcommand,
+    )
+    for names, sub in spec.subcommands.items():
+        for sub_name in names.split("|"):
+            compiled = _compile(f"{name} {sub_name}", sub, values, flag_names)
+            if "*" in sub_name:
+                program.subcommand_globs.append((re2.compile(glob_to_re2(sub_name)), compiled))
+            else:
+                program.subcommands[sub_name] = compiled
+    return program
+
+
+def _compile_effect(spec: EffectSpec) -> CompiledEffect:
+    return CompiledEffect(
+        action=_ACTIONS[spec.action],
+        target=compile_selector(spec.target),
+        kind=spec.kind,
+        when=frozenset(spec.when),
+        unless=frozenset(spec.unless),
+        flags=frozenset(spec.flags),
+        origin=None if spec.origin == "input" else _ORIGINS[spec.origin],
+        data=compile_selector(spec.data) if spec.data else None,
+        mode=compile_selector(spec.mode) if spec.mode else None,
+    )
+
+
+class Catalogue:
+    def __init__(self, programs: Mapping[str, ProgramSpec]) -> None:
+        self._programs: dict[str, CompiledProgram] = {}
+        for name, spec in programs.items():
+            compiled = _compile(name, spec)
+            self._programs[name] = compiled
+            for alias in spec.aliases:
+                self._programs.setdefault(alias, compiled)
+
+    def __contains__(self, program: str) -> bool:
+        return program in self._programs
+
+    def names(self) -> Iterable[str]:
+        return self._programs.keys()
+
+    def lookup(self, program: str) -> CompiledProgram | None:
+        found = self._programs.get(program)
+        if found is None and program[:6] == "python" and program[6:].replace(".", "").isdigit():
+            found = self._programs.get("python3")  # python3.12, python3.11, ...
+        return found
+
+    def parse(self, program: str, args: tuple[str, ...]) -> ParsedCommand | None:
+        spec = self.lookup(program)
+        if spec is None:
+            return None
+        return read_arguments(spec, args)
+
+
+def read_arguments(spec: CompiledProgram, args: tuple[str, ...]) -> ParsedCommand:
+    """Split words into options (with their values) and operands, descending into
+    subcommands named by the first operand."""
+    operands: list[str] = []
+    options: dict[str, list[str]] = {}
+    unknown = False
+    if spec.bundled_first_word and args and args[0][:1] != "-" and args[0].isalpha():
+        args = ("-" + args[0], *args[1:])  # tar xzf a.tgz, ps aux
+    index = 0
+    options_done = False
+    while index < len(args):
+        word = args[index]
+        index += 1
+        if options_done or word == "-" or word[:1] != "-" or len(word) < 2:
+            if not operands and (spec.subcommands or spec.subcommand_globs) and not options_done:
+                sub = spec.subcommand(word)
+                if sub is not None:
+                    spec = sub
+                    continue
+                unknown = spec.unknown_subcommand == "unresolved"
+            operands.append(word)
+            continue
+        if word == "--":
+            options_done = True
+            continue
+        name, equals, value = word.partition("=")
+        if equals and (word.startswith("--") or name in spec.value_options):
+            options.setdefault(name, []).append(value)
+        elif word in spec.value_options or word.startswith("--"):
+            if word in spec.value_options and index < len(args):
+                options.setdefault(word, []).append(args[index])
+                index += 1
+            else:
+                options.setdefault(word, []).append("")
+        else:
+            index = _short_cluster(spec, word, args, index, options)
+    named = frozenset(spec.flag_names[o] for o in options if o in spec.flag_names)
+    return ParsedCommand(
+        spec, tuple(operands), {k: tuple(v) for k, v in options.items()}, named, unknown
+    )
+
+
+def _short_cluster(
+    spec: CompiledProgram,
+    word: str,
+    args: tuple[str, ...],
+    index: int,
+    options: dict[str, list[str]],
+) -> int:
+    """`-rf`, `-ofile`, `-o file`: each letter is an option until one takes a value."""
+    body = word[1:]
+    for position, letter in enumerate(body):
+        option = "-" + letter
+        if option in spec.value_options:
+            rest = body[position + 1 :]
+            if rest:
+                options.setdefault(option, []).append(rest)
+            elif index < len(args):
+                options.setdefault(option, []).append(args[index])
+                index += 1
+            else:
+                options.setdefault(option, []).append("")
+            return index
+        options.setdefault(option, []).append("")
+    return index
+
+
+def select(
+    selector: Selector, parsed: ParsedCommand, program: str, args: tuple[str, ...]
+) -> list[str]:
+    """The words a selector names in a parsed command."""
+    words = _select(selector, parsed, program, args)
+    refine = selector.refine
+    if not refine:
+        return words
+    if refine == "basename":
+        return [_basename(w) for w in words if _basename(w)]
+    if refine == "remote":
+        return [w for w in words if _is_remote(w)]
+    return [w for w in words if not _is_remote(w)]
+
+
+def _basename(word: str) -> str:
+    return word.split("?", 1)[0].split("#", 1)[0].rstrip("/").rpartition("/")[2]
+
+
+def _is_remote(word: str) -> bool:
+    """`host:path`, `user@host:path`, `rsync://...`, a URL: not a local path."""
+    if "://" in word:
+        return True
+    head, colon, _ = word.partition(":")
+    return bool(colon) and bool(head) and "/" not in head
+
+
+def _select(
+    selector: Selector, parsed: ParsedCommand, program: str, args: tuple[str, ...]
+) -> list[str]:
+    kind = selector.kind
+    if kind == "operands":
+        return list(parsed.operands[selector.start : selector.stop])
+    if kind == "option":
+        return [v for name in selector.names for v in parsed.options.get(name, ()) if v]
+    if kind == "assign":
+        prefix = selector.text
+        return [w[len(prefix) :] for w in parsed.operands if w.startswith(prefix)]
+    if kind == "literal":
+        return [selector.text]
+    if kind == "command":
+        return [" ".join((program, *args))]
+    return []  # stdin: resolved by the caller from what feeds the command
+
+
+def effects_of(
+    parsed: ParsedCommand,
+    program: str,
+    args: tuple[str, ...],
+    input_origin: Origin,
+    input_text: str = "",
+) -> list[Effect]:
+    """The catalogue's effects for a parsed command."""
+    found: list[Effect] = []
+    named = parsed.named
+    for spec in parsed.spec.effects:
+        if spec.when and spec.when.isdisjoint(named):
+            continue
+        if spec.unless and not spec.unless.isdisjoint(named):
+            continue
+        origin = input_origin if spec.origin is None else spec.origin
+        data: tuple[str, ...] = ()
+        if spec.data is not None:
+            if spec.data.kind == "stdin":
+                data = (STDIN,)
+            else:
+                items = (data_item(d) for d in select(spec.data, parsed, program, args))
+                data = tuple(item for item in items if item)
+        flags = spec.flags | named
+        if spec.mode is not None:
+            flags = flags | mode_flags(select(spec.mode, parsed, program, args))
+        targets = select(spec.target, parsed, program, args)
+        if spec.target.kind == "stdin":
+            targets = [input_text if spec.kind == "text" and input_text else "-"]
+        for target in targets:
+            found.append(
+                Effect(
+                    spec.action,
+                    _target(target, spec.kind),
+                    origin,
+                    data,
+                    flags | _unresolved(target),
+                    parsed.spec.name,
+                )
+            )
+    return found
+
+
+def data_item(word: str) -> str:
+    """What a data option names: `@file`, `name=@file;type=x`, `-`/`@-` (standard input), a
+    plain file (`-T file`); literal data (`-d a=1`) names no file and gives ""."""
+    if "=@" in word:
+        word = word.split("=@", 1)[1]
+    elif word.startswith("@"):
+        word = word[1:]
+    elif "=" in word or word.startswith(("{", "[")) or " " in word:
+        return ""  # literal form data or JSON
+    word = word.split(";", 1)[0]
+    if word in ("-", ""):
+        return STDIN if word == "-" else ""
+    if _is_dynamic(word):
+        return UNRESOLVED
+    return normalise(word)
+
+
+def _target(word: str, kind: str) -> str:
+    if word.startswith(("<(", "/dev/stdin", "/dev/fd/", "/proc/self/fd/")):
+        return STDIN  # bash <(curl ...): runs what the substitution prints
+    if _is_dynamic(word):
+        return dynamic_path(word) if kind == "path" else word
+    if kind == "path":
+        return normalise(word)
+    if kind in ("host", "url"):
+        return host_of(word) or word
+    return word
+
+
+def dynamic_path(word: str) -> str:
+    """A path with run-time parts: `/tmp/pytest-of-$USER` is judged as the glob
+    `/tmp/pytest-of-*` (its static directory decides); `$D/x` and `${X}` are unresolved."""
+    first = word.find("$")
+    if first <= 0 or "/" not in word[:first] or word.startswith(("$", "`")):
+        return UNRESOLVED
+    static = word[:first]
+    rest = word[first:]
+    # Each run-time part stands for some text within one path segment.
+    tail = "/".join("*" if ("$" in part or "`" in part) else part for part in rest.split("/"))
+    return normalise(static + tail)
+
+
+def _unresolved(word: str) -> frozenset[str]:
+    if not _is_dynamic(word):
+        return frozenset()
+    return _UNRESOLVED_FLAG if dynamic_path(word) == UNRESOLVED else frozenset()
+
+
+_UNRESOLVED_FLAG = frozenset({"unresolved"})
+
+
+def _is_dynamic(word: str) -> bool:
+    # The walk hands run-time values over as str subclasses; their text starts with `$`
+    # or holds a substitution. A plain `$` in a static word is rare and harmless to ask about.
+    return type(word) is not str or word.startswith("$")
+
+
+_OCTAL = frozenset("01234567")
+
+
+def mode_flags(modes: list[str]) -> frozenset[str]:
+    """What a chmod mode does: `loosen` (writable by group or others, or 777-like), `setuid`
+    (setuid/setgid bits), `exec` (adds execute). Unknown or computed modes count as loosening."""
+    flags: set[str] = set()
+    for mode in modes:
+        if _is_dynamic(mode):
+            flags.add("loosen")
+            continue
+        if mode and set(mode) <= _OCTAL:
+            value = int(mode, 8)
+            if value & 0o022:
+                flags.add("loosen")
+            if value & 0o6000:
+                flags.add("setuid")
+            if value & 0o111:
+                flags.add("exec")
+            continue
+        for clause in mode.split(","):
+            who, op, perms = _symbolic(clause)
+            if op in "+=":
+                if "s" in perms:
+                    flags.add("setuid")
+                if "x" in perms or "X" in perms:
+                    flags.add("exec")
+                if "w" in perms and (who == "" or who.strip("u") != ""):
+                    flags.add("loosen")  # a+w, o+w, g+w, +w (umask aside: count it)
+                if "r" in perms and ("o" in who or "a" in who) and op == "=":
+                    pass
+    return frozenset(flags)
+
+
+def _symbolic(clause: str) -> tuple[str, str, str]:
+    for index, char in enumerate(clause):
+        if char in "+-=":
+            return clause[:index], char, clause[index + 1 :]
+    return clause, "", ""

@@ -1,0 +1,265 @@
+"""Paths spelled one way, and the classes (system, credentials, home, ...) they fall in.
+
+A path from a command line can be spelled many ways (`~`, `$HOME`, `/./`, `//`, `a/../..`,
+`/proc/self/root/...`). `normalise` gives one spelling, so that a class pattern written once
+catches them all. Classes are defined by policy as RE2 patterns plus example members; the
+examples let a glob (`~/.aws/*`, `/e*`) or a recursive operation on an ancestor (`rm -rf /usr`)
+count as touching the class.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import re2
+
+from sidecar.matching.pattern_filter import PatternFilter
+
+HOME = "~"
+# A stand-in directory for `~` while resolving `..`: `~/../../etc` is `/etc`.
+_HOME_STAND_IN = "/home/\x00home"
+GLOB_CHARACTERS = frozenset("*?[")
+WORKSPACE = "workspace"
+OUTSIDE_WORKSPACE = "outside_workspace"
+UNRESOLVED_CLASS = "unresolved"
+_MAX_REMEMBERED = 4096
+
+
+def is_glob(path: str) -> bool:
+    return not GLOB_CHARACTERS.isdisjoint(path)
+
+
+def normalise(path: str, workspace: str | None = None) -> str:
+    """One spelling per path: `~` for home, no `.`/`..`/`//`, no trailing `/`.
+
+    Relative paths stay relative (to the workspace) unless `workspace` is given as an
+    absolute path, in which case they are resolved against it.
+    """
+    text = path.strip()
+    if text.startswith("file://"):
+        text = text[len("file://") :]
+    if not text:
+        return text
+    if text.startswith("~"):
+        head, slash, rest = text.partition("/")
+        if head == "~":
+            text = _HOME_STAND_IN + slash + rest
+        elif head == "~root":
+            text = "/root" + slash + rest
+        elif head[1:].replace("-", "").replace("_", "").replace(".", "").isalnum():
+            text = "/home/" + head[1:] + slash + rest  # ~user
+    if text.startswith("/"):
+        text = _without_proc_aliases(text)
+        normal = posixpath.normpath(text)
+        if normal.startswith("//"):
+            normal = "/" + normal.lstrip("/")
+    elif workspace is not None and workspace.startswith("/"):
+        normal = posixpath.normpath(posixpath.join(workspace, text))
+    else:
+        normal = posixpath.normpath(text)
+        if normal == ".":
+            return "."
+    if normal == _HOME_STAND_IN:
+        return HOME
+    if normal.startswith(_HOME_STAND_IN + "/"):
+        return HOME + normal[len(_HOME_STAND_IN) :]
+    if normal.startswith("/home/\x00"):  # climbed out of home and back down: /home/x
+        return normal
+    return normal
+
+
+def _without_proc_aliases(path: str) -> str:
+    """`/proc/self/root/etc/shadow` is `/etc/shadow`; `/proc/1/cwd/x` is relative to a cwd."""
+    if not path.startswith("/proc/"):
+        return path
+    parts = path.split("/")
+    if len(parts) > 3 and (parts[2] == "self" or parts[2].isdigit()) and parts[3] == "root":
+        return "/" + "/".join(parts[4:])
+    return path
+
+
+@dataclass(frozen=True, slots=True)
+class ClassSpec:
+    """One path class as the policy defines it."""
+
+    name: str
+    patterns: tuple[str, ...]
+    exclude: tuple[str, ...] = ()
+    examples: tuple[str, ...] = ()
+
+
+class PathClasses:
+    """Which classes a path falls in. Answers are remembered (bounded) per path and use.
+
+    `classify(path)` is about the path itself; `classify(path, recursive=True)` is about a
+    tree rooted there (deleting `/usr` deletes system files).
+    """
+
+    def __init__(
+        self,
+        classes: Iterable[ClassSpec],
+        workspace_roots: Iterable[str] = (),
+    ) -> None:
+        self.specs = tuple(classes)
+        self.names = tuple(spec.name for spec in self.specs)
+        patterns: list[str] = []
+        owners: list[int] = []
+        for index, spec in enumerate(self.specs):
+            for pattern in spec.patterns:
+                patterns.append(pattern)
+                owners.append(index)
+        self._filter = PatternFilter(patterns)
+        self._owners = owners
+        self._excludes = [
+            re2.compile("|".join(f"(?:{p})" for p in spec.exclude)) if spec.exclude else None
+            for spec in self.specs
+        ]
+        # Example members, with `~/x` also spelled for concrete homes, and all their ancestors.
+        self._members: list[tuple[str, int]] = []
+        for index, spec in enumerate(self.specs):
+            for example in spec.examples:
+                for spelled in _spellings(example):
+                    self._members.append((spelled, index))
+        self._roots = tuple(
+            normalise(root).rstrip("/") for root in workspace_roots if root.startswith("/")
+        )
+        self._answers: dict[tuple[str, bool], frozenset[str]] = {}
+
+    def classify(self, path: str, recursive: bool = False) -> frozenset[str]:
+        key = (path, recursive)
+        found = self._answers.get(key)
+        if found is None:
+            found = self._classify(path, recursive)
+            if len(self._answers) >= _MAX_REMEMBERED:
+                self._answers.clear()
+            self._answers[key] = found
+        return found
+
+    def _classify(self, path: str, recursive: bool) -> frozenset[str]:
+        if not path:
+            return frozenset()
+        names: set[str] = set()
+        if path.startswith("?") or "$" in path:
+            names.add(UNRESOLVED_CLASS)
+        if self._in_workspace(path):
+            names.add(WORKSPACE)
+        elif not path.startswith(("/", "~")):
+            names.add(OUTSIDE_WORKSPACE)  # climbs out with ..
+        if is_glob(path):
+            names |= self._glob_classes(path, recursive)
+        else:
+            names |= self._direct(path)
+            if recursive:
+                names |= self._below(path)
+        return frozenset(names)
+
+    def _in_workspace(self, path: str) -> bool:
+        if path.startswith(("/", "~")):
+            return any(path == r or path.startswith(r + "/") for r in self._roots)
+        return not (path == ".." or path.startswith("../"))
+
+    def _direct(self, path: str) -> set[str]:
+        names: set[str] = set()
+        for pattern in self._filter.matching(path):
+            index = self._owners[pattern]
+            exclude = self._excludes[index]
+            if exclude is None or exclude.search(path) is None:
+                names.add(self.names[index])
+        return names
+
+    def _below(self, path: str) -> set[str]:
+        """Classes with an example member inside the tree at `path`."""
+        prefix = "/" if path == "/" else path.rstrip("/") + "/"
+        return {self.names[i] for member, i in self._members if member.startswith(prefix)}
+
+    def _glob_classes(self, path: str, recursive: bool) -> set[str]:
+        """A glob counts as every class one of its possible matches falls in.
+
+        The possible matches are the classes' example members and their directories: `/e*`
+        matches `/etc` (system). With `recursive`, the whole tree under a match counts.
+        """
+        names = self._direct(path)
+        prefix = _literal_prefix(path)
+        regex = re2.compile(_glob_regex(path))
+        for member, index in self._members:
+            if not member.startswith(prefix) or (not prefix and member[:1] in "/~"):
+                continue  # a relative glob never matches an absolute or home path
+            for candidate in _self_and_ancestors(member):
+                if len(candidate) < len(prefix):
+                    break
+                if regex.fullmatch(candidate):
+                    names |= self._direct(candidate)
+                    if recursive or candidate == member:
+                        names.add(self.names[index])
+                    break
+        return names
+
+
+def _literal_prefix(path: str) -> str:
+    """The part of a glob before its first wildcard, up to a whole directory."""
+    first = min((path.index(c) for c in GLOB_CHARACTERS if c in path), default=len(path))
+    head = path[:first]
+    return head.rpartition("/")[0] + "/" if "/" in head else ""
+
+
+def _glob_regex(glob: str) -> str:
+    """Shell glob to RE2: `*` and `?` stay within one path segment; `[...]` is a set."""
+    out: list[str] = []
+    index = 0
+    while index < len(glob):
+        char = glob[index]
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            end = glob.find("]", index + 2)
+            if end == -1:
+                out.append(re2.escape(char))
+            else:
+                body = glob[index + 1 : end].replace("\\", "\\\\")
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body}]")
+                index = end
+        else:
+            out.append(re2.escape(char))
+        index += 1
+    return "".join(out)
+
+
+def _self_and_ancestors(path: str) -> list[str]:
+    found = [path]
+    while "/" in path.strip("/"):
+        path = path.rstrip("/").rpartition("/")[0]
+        if path:
+            found.append(path)
+    if path.startswith("/"):
+        found.append("/")
+    return found
+
+
+def _spellings(example: str) -> list[str]:
+    """`~/x` is also `/home/someone/x` and `/root/x`: a glob on /home must find it."""
+    normal = normalise(example)
+    if normal == HOME or normal.startswith(HOME + "/"):
+        rest = normal[1:]
+        return [normal, "/home/user" + rest, "/root" + rest]
+    return [normal]
+
+
+def class_specs(definitions: Mapping[str, object]) -> list[ClassSpec]:
+    """Build specs from the policy's `path_classes` (pydantic models with the same fields)."""
+    specs: list[ClassSpec] = []
+    for name, spec in definitions.items():
+        specs.append(
+            ClassSpec(
+                name,
+                tuple(getattr(spec, "patterns", ())),
+                tuple(getattr(spec, "exclude", ())),
+                tuple(getattr(spec, "examples", ())),
+            )
+        )
+    return specs

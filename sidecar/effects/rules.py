@@ -1,0 +1,166 @@
+"""Effect rules compiled for judging: each effect is matched on its action, the classes of its
+target (and of the data it sends), its origin and its flags."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import re2
+
+from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
+from sidecar.effects.paths import (
+    OUTSIDE_WORKSPACE,
+    UNRESOLVED_CLASS,
+    WORKSPACE,
+    PathClasses,
+)
+from sidecar.policy.schema import EffectRule
+
+ENVIRONMENT_CLASS = "environment"
+FILE_CLASS = "file"  # any local path, as data sent
+BUILT_IN_CLASSES = frozenset(
+    {WORKSPACE, OUTSIDE_WORKSPACE, UNRESOLVED_CLASS, ENVIRONMENT_CLASS, FILE_CLASS}
+)
+# Actions whose target is a path (others name hosts, packages, processes or resources).
+PATH_ACTIONS = frozenset(
+    {
+        Action.READ,
+        Action.WRITE,
+        Action.DELETE,
+        Action.MOVE,
+        Action.CHMOD,
+        Action.CHOWN,
+        Action.EXECUTE,
+        Action.PERSIST,
+    }
+)
+_RECURSIVE = "recursive"
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledEffectRule:
+    rule: EffectRule
+    actions: frozenset[Action]
+    classes: frozenset[str]
+    not_classes: frozenset[str]
+    data_classes: frozenset[str]
+    origins: frozenset[Origin]
+    flags_any: frozenset[str]
+    flags_all: frozenset[str]
+    not_flags: frozenset[str]
+    target: re2._Regexp | None
+    content: re2._Regexp | None
+
+    def matches(
+        self,
+        effect: Effect,
+        classes: frozenset[str],
+        direct: frozenset[str],
+        data_classes: Callable[[], frozenset[str]],
+        host_allowed: Callable[[str], bool],
+    ) -> bool:
+        if self.classes and self.classes.isdisjoint(classes):
+            return False
+        if self.not_classes and not self.not_classes.isdisjoint(direct):
+            return False  # where the target itself is, not what lies below it
+        if self.origins and effect.origin not in self.origins:
+            return False
+        flags = effect.flags
+        if self.flags_any and self.flags_any.isdisjoint(flags):
+            return False
+        if self.flags_all and not self.flags_all <= flags:
+            return False
+        if self.not_flags and not self.not_flags.isdisjoint(flags):
+            return False
+        if self.target is not None and self.target.search(effect.target) is None:
+            return False
+        if self.content is not None and self.content.search(effect.content) is None:
+            return False
+        if self.data_classes and self.data_classes.isdisjoint(data_classes()):
+            return False
+        return not (self.rule.host_not_allowed and host_allowed(effect.target))
+
+
+def compile_rules(rules: Iterable[EffectRule], known_classes: Iterable[str]) -> list[str]:
+    """Problems with the rules' class names (a typo would silently weaken a rule)."""
+    known = set(known_classes) | BUILT_IN_CLASSES
+    problems: list[str] = []
+    for rule in rules:
+        for name in (*rule.classes, *rule.not_classes, *rule.data_classes):
+            if name not in known:
+                problems.append(
+                    f"effect rule {rule.id}: unknown path class {name!r} "
+                    f"(known: {', '.join(sorted(known))})"
+                )
+    return problems
+
+
+def compiled_rule(rule: EffectRule) -> CompiledEffectRule:
+    return CompiledEffectRule(
+        rule=rule,
+        actions=frozenset(Action(a) for a in rule.action),
+        classes=frozenset(rule.classes),
+        not_classes=frozenset(rule.not_classes),
+        data_classes=frozenset(rule.data_classes),
+        origins=frozenset(Origin(o) for o in rule.origin),
+        flags_any=frozenset(rule.flags_any),
+        flags_all=frozenset(rule.flags_all),
+        not_flags=frozenset(rule.not_flags),
+        target=re2.compile(rule.target) if rule.target else None,
+        content=re2.compile(rule.content) if rule.content else None,
+    )
+
+
+class EffectJudge:
+    """Matches effects against the effect rules, indexed by action."""
+
+    def __init__(
+        self,
+        rules: Sequence[EffectRule],
+        classes: PathClasses,
+        host_allowed: Callable[[str], bool],
+    ) -> None:
+        self.classes = classes
+        self._host_allowed = host_allowed
+        self._by_action: dict[Action, list[CompiledEffectRule]] = {}
+        for rule in rules:
+            compiled = compiled_rule(rule)
+            for action in compiled.actions:
+                self._by_action.setdefault(action, []).append(compiled)
+
+    def classes_of(self, effect: Effect, recursive: bool | None = None) -> frozenset[str]:
+        if effect.action not in PATH_ACTIONS:
+            return frozenset()
+        if effect.target in (UNRESOLVED, STDIN) or effect.has("unresolved"):
+            return frozenset({UNRESOLVED_CLASS}) if effect.target != STDIN else frozenset()
+        if recursive is None:
+            recursive = _RECURSIVE in effect.flags
+        return self.classes.classify(effect.target, recursive)
+
+    def data_classes_of(self, effect: Effect) -> frozenset[str]:
+        names: set[str] = set()
+        for item in effect.data:
+            if item == ENVIRONMENT:
+                names.add(ENVIRONMENT_CLASS)
+            elif item not in (STDIN, ""):
+                names.add(FILE_CLASS)
+                names |= self.classes.classify(item, recursive=True)
+        return frozenset(names)
+
+    def matching(self, effect: Effect) -> list[CompiledEffectRule]:
+        rules = self._by_action.get(effect.action)
+        if not rules:
+            return []
+        classes = self.classes_of(effect)
+        direct = self.classes_of(effect, recursive=False) if _RECURSIVE in effect.flags else classes
+        cached: list[frozenset[str]] = []
+
+        def data_classes() -> frozenset[str]:
+            if not cached:
+                cached.append(self.data_classes_of(effect))
+            return cached[0]
+
+        return [
+            r for r in rules if r.matches(effect, classes, direct, data_classes, self._host_allowed)
+        ]

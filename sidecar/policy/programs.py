@@ -1,0 +1,159 @@
+"""The program catalogue's schema: what each program (and subcommand) does, as data.
+
+A policy file may hold `programs:`, a mapping from a program's name to its spec. Files merge
+like the rest of the policy (later files add programs or extend a spec). See
+`sidecar/effects/catalogue.py` for how a parsed command is turned into effects with it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+ActionName = Literal[
+    "read", "write", "delete", "move", "chmod", "chown", "execute", "send", "fetch", "connect",
+    "listen", "install", "persist", "privilege", "kill", "destroy", "disable",
+]  # fmt: skip
+OriginName = Literal["none", "literal", "network", "decoded", "file", "unknown", "input"]
+TargetKind = Literal["path", "host", "url", "package", "process", "resource", "text"]
+OutputName = Literal["none", "network", "decoded", "literal", "input", "files"]
+
+# Target selectors: which words of the command an effect applies to.
+#   operands            every operand (arguments that are not options or option values)
+#   operands[1:]        a slice of the operands (Python slice syntax, one or two bounds)
+#   operand[0]          one operand (negative indexes count from the end)
+#   option:-o|--output  the values of these options
+#   assign:of           values written as `of=VALUE` among the operands (dd)
+#   literal:TEXT        a fixed target
+#   command             the whole command line (for resources such as `kubectl delete ns x`)
+#   stdin               what the command reads on standard input
+# Prefixes refine a selector: `basename:` (the last path segment of each word, e.g. the file
+# wget saves), `local:` / `remote:` (only words that name a local path, or only `host:path`
+# and URL words: scp, rsync).
+SELECTOR_HELP = (
+    "operands | operands[i:j] | operand[i] | option:-x|--long | assign:NAME | literal:TEXT | "
+    "command | stdin, optionally prefixed by basename:, local: or remote:"
+)
+SELECTOR_PREFIXES = ("basename:", "local:", "remote:")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _valid_selector(value: str) -> str:
+    for prefix in SELECTOR_PREFIXES:
+        if value.startswith(prefix):
+            _valid_selector(value[len(prefix) :])
+            return value
+    head = value.split(":", 1)[0]
+    if value in ("operands", "command", "stdin") or head in ("option", "assign", "literal"):
+        return value
+    if value.startswith(("operands[", "operand[")) and value.endswith("]"):
+        body = value[value.index("[") + 1 : -1]
+        parts = body.split(":")
+        if len(parts) <= 2 and all(p.strip().lstrip("-").isdigit() or not p for p in parts):
+            if value.startswith("operand[") and (len(parts) != 1 or not parts[0]):
+                raise ValueError(f"operand[i] takes one index: {value!r}")
+            return value
+    raise ValueError(f"not a target selector: {value!r} (use {SELECTOR_HELP})")
+
+
+class EffectSpec(_Strict):
+    action: ActionName
+    target: str = Field(default="operands", description=f"Which words: {SELECTOR_HELP}.")
+    kind: TargetKind = "path"
+    when: tuple[str, ...] = Field(
+        default=(), description="Only when one of these named flags is given."
+    )
+    unless: tuple[str, ...] = Field(
+        default=(), description="Not when one of these named flags is given."
+    )
+    flags: tuple[str, ...] = Field(default=(), description="Flags the effect always carries.")
+    origin: OriginName = Field(
+        default="none",
+        description="Where executed code or written content comes from; 'input' means from "
+        "whatever feeds the command (a pipe, a here-document, a redirect).",
+    )
+    data: str | None = Field(
+        default=None, description="send: the files sent (a selector); 'stdin' for piped input."
+    )
+    mode: str | None = Field(
+        default=None,
+        description="chmod: the selector of the mode (`operand[0]`, `option:-m`); the effect "
+        "then carries `loosen` (group/world writable), `setuid` or `exec` as the mode gives.",
+    )
+
+    @field_validator("target")
+    @classmethod
+    def _target(cls, value: str) -> str:
+        return _valid_selector(value)
+
+    @field_validator("data", "mode")
+    @classmethod
+    def _data(cls, value: str | None) -> str | None:
+        return None if value is None else _valid_selector(value)
+
+
+class ProgramExample(_Strict):
+    command: str = Field(min_length=1)
+    effects: tuple[str, ...] = Field(
+        default=(),
+        description="Expected effects, each 'ACTION TARGET' (and ' +flag' for flags it must "
+        "carry); the command must have exactly these effects (ignoring extra flags).",
+    )
+
+
+class ProgramSpec(_Strict):
+    aliases: tuple[str, ...] = Field(default=(), description="Other names of the same program.")
+    description: str = ""
+    value_options: tuple[str, ...] = Field(
+        default=(), description="Options that take the next word as their value."
+    )
+    flags: dict[str, tuple[str, ...]] = Field(
+        default={}, description="Named flags and their spellings, e.g. recursive: [-r, -R]."
+    )
+    effects: tuple[EffectSpec, ...] = ()
+    subcommands: dict[str, ProgramSpec] = Field(
+        default={},
+        description="Subcommands by name ('a|b' for several names of one; a name with `*` is a "
+        "glob, tried after the exact names: 'delete-*').",
+    )
+    output: OutputName = Field(
+        default="none",
+        description="What the command prints: downloaded data, decoded data, literal text, its "
+        "input passed on, or the contents of the files it reads.",
+    )
+    output_when: tuple[str, ...] = Field(
+        default=(), description="`output` applies only when one of these named flags is given."
+    )
+    decodes_when: tuple[str, ...] = Field(
+        default=(),
+        description="With one of these named flags the output is decoded data (base64 -d).",
+    )
+    bundled_first_word: bool = Field(
+        default=False,
+        description="A first word without a dash is a bundle of short options (tar xzf, ps aux).",
+    )
+    runs_stdin: bool = Field(
+        default=False, description="Runs its standard input as code when given no script."
+    )
+    read_only: bool = Field(
+        default=False,
+        description="Only reads (listing, printing, querying): smart_approve may run it unasked "
+        "when it reads nothing sensitive and writes nothing.",
+    )
+    read_only_unless: tuple[str, ...] = Field(
+        default=(),
+        description="Read-only except with one of these named flags (ruff check --fix).",
+    )
+    unknown_subcommand: Literal["own_effects", "unresolved"] = Field(
+        default="own_effects",
+        description="A subcommand not listed: use the program's own effects, or 'unresolved' "
+        "(cannot tell what it does: ask).",
+    )
+    examples: tuple[ProgramExample, ...] = ()
+
+
+ProgramSpec.model_rebuild()
