@@ -9,10 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
+from sidecar.effects.analyser import EffectAnalyser
 from sidecar.effects.command_io import SensitivePaths
 from sidecar.inspection.adversary import AdversaryInspector
+from sidecar.inspection.call_effects import CallEffects
 from sidecar.inspection.chain import ChainLink, InspectorChain
-from sidecar.inspection.egress import EgressInspector, TaintTracker
+from sidecar.inspection.egress import EgressInspector, TaintTracker, domain_set
 from sidecar.inspection.inspector import Inspector
 from sidecar.inspection.model import CallVerdict, InspectionContext, ToolCall
 from sidecar.inspection.permission import GrantLookup, PermissionInspector
@@ -61,6 +63,7 @@ class EngineParts:
     secrets: SecretScanner
     repetition: RepetitionTracker
     taint: TaintTracker = field(default_factory=TaintTracker)
+    own_paths: tuple[str, ...] = ()  # the state file, policy directories, sockets
 
 
 def compile_policy(
@@ -75,8 +78,16 @@ def compile_policy(
         raise PolicyError(
             [PolicyProblem(_source_of_rule(loaded, p), None, "security.rules", p) for p in failing]
         )
+    allowed_hosts = domain_set(policy.egress.allowed_domains)
+    analyser = EffectAnalyser(
+        policy, lambda host: allowed_hosts.matches(host.rsplit(":", 1)[0]), parts.own_paths
+    )
+    problems = analyser.problems()
+    if problems:
+        raise PolicyError([PolicyProblem("(merged policy)", None, "effects", p) for p in problems])
+    call_effects = CallEffects(rules.shell_calls, analyser)
     available: dict[str, Inspector] = {
-        "security": SecurityInspector(rules),
+        "security": SecurityInspector(rules, call_effects),
         "egress": EgressInspector(
             policy.egress, rules.shell_calls, parts.secrets, sensitive, parts.taint
         ),

@@ -44,10 +44,12 @@ async def test_every_inspector_finding_stays_in_the_response(
         pb.InspectRequest(session_id="s", tool_calls=[shell("a", "sudo rm -fr /")])
     )
     verdict = response.verdicts[0]
-    by_inspector = {f.inspector: f for f in verdict.findings}
-    assert by_inspector["security"].rule_id == "destructive.rm-root"
-    assert by_inspector["security"].verdict == pb.VERDICT_DENY
-    assert by_inspector["security"].risk == pb.RISK_CRITICAL
+    by_inspector = {f.inspector: f for f in reversed(verdict.findings)}  # the first of each
+    by_rule = {f.rule_id: f for f in verdict.findings}
+    assert by_rule["destructive.rm-root"].verdict == pb.VERDICT_DENY
+    assert by_rule["destructive.rm-root"].risk == pb.RISK_CRITICAL
+    # The effect model reaches the same judgement by what the command does.
+    assert by_rule["effects.delete-protected"].verdict == pb.VERDICT_DENY
     # The permission inspector asked, but the strictest verdict (deny) decided.
     assert by_inspector["permission"].verdict == pb.VERDICT_REQUIRE_APPROVAL
     assert verdict.verdict == pb.VERDICT_DENY

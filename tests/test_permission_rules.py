@@ -48,10 +48,11 @@ async def verdict(
         ("git pull", Verdict.ALLOW),  # no rule: mode auto
         ("rm build/x.o", Verdict.ALLOW),
         ("rm /workspace/tmp/x", Verdict.ALLOW),
-        ("rm /etc/hosts", Verdict.REQUIRE_APPROVAL),
+        ("rm /opt/app/x", Verdict.REQUIRE_APPROVAL),
+        ("rm /etc/hosts", Verdict.DENY),  # the effect model: deleting a system file
         ("rm ../../x", Verdict.REQUIRE_APPROVAL),
         ("rm ~/notes.txt", Verdict.REQUIRE_APPROVAL),
-        ("rm /workspace/../etc/x", Verdict.REQUIRE_APPROVAL),
+        ("rm /workspace/../opt/x", Verdict.REQUIRE_APPROVAL),
         ("kubectl -n prod delete pod x", Verdict.DENY),
         ("npm publish", Verdict.REQUIRE_APPROVAL),
         ("npm publish --dry-run", Verdict.ALLOW),
@@ -88,7 +89,7 @@ async def test_never_allow_beats_a_persons_standing_answer(tmp_path: Path) -> No
         ("sed -i s/a/b/ f", Verdict.REQUIRE_APPROVAL),
         ("ls && make", Verdict.REQUIRE_APPROVAL),  # one command is not read-only
         ("$CMD", Verdict.REQUIRE_APPROVAL),
-        ("cat ~/.ssh/id_rsa", Verdict.REQUIRE_APPROVAL),  # read-only, but the security rule asks
+        ("cat ~/.ssh/id_rsa", Verdict.DENY),  # read-only, but reading a key store is denied
     ],
 )
 async def test_smart_approve_lets_read_only_shell_calls_run(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import re2
 
+from sidecar.effects.analyser import Judged
 from sidecar.effects.command_io import (
     SensitivePaths,
     executes_input,
@@ -17,6 +18,7 @@ from sidecar.effects.command_io import (
     write_targets,
 )
 from sidecar.effects.line_facts import script_facts
+from sidecar.inspection.call_effects import CallEffects
 from sidecar.inspection.inspector import LocalInspector
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
 from sidecar.inspection.shell_calls import ShellCalls
@@ -311,6 +313,7 @@ class RuleBook:
             policy.shell_tools, policy.extra_wrappers, policy.max_command_bytes
         )
         self.unresolved_verdict = VERDICTS[policy.unresolved_verdict]
+        self.risk_verdicts = policy.risk_verdicts
         self.sensitive = sensitive
         self.argument_rules: list[CompiledRule] = []
         self.script_rules: list[CompiledRule] = []  # conditions on the whole script only
@@ -453,8 +456,9 @@ def check_examples(book: RuleBook, rules: Sequence[SecurityRule]) -> list[str]:
 class SecurityInspector(LocalInspector):
     name = NAME
 
-    def __init__(self, rules: RuleBook) -> None:
+    def __init__(self, rules: RuleBook, effects: CallEffects | None = None) -> None:
         self._rules = rules
+        self._effects = effects
 
     def inspect_now(
         self, calls: Sequence[ToolCall], context: InspectionContext
@@ -470,6 +474,33 @@ class SecurityInspector(LocalInspector):
         analysis = self._rules.shell_calls.analyse(call)
         if analysis is not None:
             findings.extend(self._shell_findings(analysis))
+        if self._effects is not None:
+            found = self._effects.of(call)
+            if found is not None and found[1]:
+                findings.extend(self._effect_findings(found[1]))
+        return findings
+
+    def _effect_findings(self, judged: Sequence[Judged]) -> list[Finding]:
+        findings: list[Finding] = []
+        seen: set[str] = set()
+        risk_verdicts = self._rules.risk_verdicts
+        for item in judged:
+            rule = item.rule
+            if rule.id in seen:
+                continue
+            seen.add(rule.id)
+            message = item.message()
+            findings.append(
+                Finding(
+                    inspector=NAME,
+                    verdict=VERDICTS[rule.verdict or risk_verdicts[rule.risk]],
+                    rule_id=rule.id,
+                    message=message,
+                    risk=Risk[rule.risk.upper()],
+                    confidence=0.9,
+                    approval_prompt=message,
+                )
+            )
         return findings
 
     def _shell_findings(self, analysis: ShellAnalysis) -> list[Finding]:
