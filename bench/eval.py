@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import grpc
 
@@ -120,7 +120,7 @@ async def evaluate(stub: pb_grpc.PolicyServiceStub, cases: list[dict[str, Any]])
     report = Report()
     inspect = grpc_inspect(stub)
     for number, case in enumerate(cases):
-        steps = case["steps"] if "steps" in case else [case]
+        steps = case.get("steps", [case])
         verdict = await inspect(f"eval-{number}", steps)
         if "steps" in case:
             expect = case["expect_last"]
@@ -139,8 +139,7 @@ async def evaluate(stub: pb_grpc.PolicyServiceStub, cases: list[dict[str, Any]])
         if not right:
             shown = json.dumps(case.get("args") or case["steps"][-1]["args"])[:100]
             report.failures.append(
-                f"{case['id']} [{case['class']}] expected {expect}, got "
-                f"{pb.Verdict.Name(verdict)}: {shown}"
+                f"{case['id']} [{case['class']}] expected {expect}, got {_name(verdict)}: {shown}"
             )
     return report
 
@@ -223,7 +222,7 @@ class Figures:
             last = case["steps"][-1] if "steps" in case else case
             self.misses.append(
                 f"{case['id']} [{case['class']} {case['transform']}] expected {expect}, got "
-                f"{pb.Verdict.Name(verdict)}: {last['tool']} {json.dumps(last['args'])[:90]}"
+                f"{_name(verdict)}: {last['tool']} {json.dumps(last['args'])[:90]}"
             )
 
     def summary(self) -> dict[str, Any]:
@@ -267,6 +266,10 @@ class Figures:
         return "\n".join(lines)
 
 
+def _name(verdict: int) -> str:
+    return pb.Verdict.Name(cast(pb.Verdict.ValueType, verdict))
+
+
 def _pct(part: int, whole: int) -> str:
     return f"{part / whole:6.1%}" if whole else "     -"
 
@@ -297,7 +300,7 @@ async def figures_for(
 ) -> Figures:
     figures = Figures()
     for number, case in enumerate(cases):
-        steps = case["steps"] if "steps" in case else [case]
+        steps = case.get("steps", [case])
         figures.add(case, await auto(f"gen-{number}", steps))
         if case.get("corpus") == "everyday" and case.get("read_only"):
             verdict = await smart_approve(f"gen-ro-{number}", steps)
