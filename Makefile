@@ -90,7 +90,8 @@ generate: dev
 	  --python_out=. --grpc_python_out=. --mypy_out=. --mypy_grpc_out=. $(PROTO)
 	$(BIN)/sidecar schema > policies/schema/policy.schema.json
 
-eval: dev  ## Detection quality on tests/data/eval, through a live server in mode auto.
+eval: dev  ## Detection quality: team suites and the generated set (per class, transform, tool shape, corpus).
+	$(BIN)/python -m bench.evalgen --check
 	$(BIN)/python -m bench.eval
 
 bench: dev  ## Speed, as ratios against baselines measured in the same run.

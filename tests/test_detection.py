@@ -8,7 +8,19 @@ from typing import Any
 import grpc
 import pytest
 
-from bench.eval import DATA, PASSES, evaluate, load_cases
+from bench.eval import (
+    DATA,
+    PASSES,
+    Inspect,
+    evaluate,
+    figures_for,
+    generated_cases,
+    load_cases,
+    load_thresholds,
+    slips,
+)
+from bench.evalgen.generate import FILES, OUT, generate
+from sidecar.engine import PolicyEngine
 from sidecar.inspection.model import ToolCall
 from sidecar.inspection.verdict import Mode, Verdict
 from sidecar.server import Sidecar
@@ -62,3 +74,36 @@ def test_the_evaluation_data_is_in_the_project() -> None:
     # A fresh clone has no ../shared: the cases must live here.
     assert Path(DATA).is_dir()
     assert len(SINGLE) > 200 and len(SEQUENCES) >= 8
+
+
+def _in_process(engine: PolicyEngine) -> Inspect:
+    async def inspect(session: str, steps: list[dict[str, Any]]) -> int:
+        verdict = Verdict.ALLOW
+        for index, step in enumerate(steps):
+            decision = await engine.inspect(
+                session, [ToolCall(str(index), step["tool"], step["args"])]
+            )
+            verdict = decision.verdicts[0].verdict
+        return _VERDICT_TO_PB[verdict]
+
+    return inspect
+
+
+def test_the_generated_cases_are_what_the_generator_makes() -> None:
+    """The committed set is reproducible: same seeds, transforms, checks and random seed."""
+    text, _ = generate()
+    for name in FILES:
+        assert (OUT / name).read_text() == text[name], f"{name} is stale: python -m bench.evalgen"
+
+
+async def test_the_generated_figures_do_not_slip() -> None:
+    """Every figure of the generated set (overall, per class, transform, tool shape, corpus,
+    and smart_approve's read-only asks) stays at or above the floors in thresholds.json."""
+    thresholds = load_thresholds()
+    figures = await figures_for(
+        _in_process(_ENGINE),
+        _in_process(engine_for_mode(Mode.SMART_APPROVE)),
+        generated_cases(thresholds["sample_every"]),
+    )
+    slipped = slips(figures.summary(), thresholds)
+    assert not slipped, "\n".join(slipped[:50])

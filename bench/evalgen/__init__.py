@@ -1,0 +1,1 @@
+"""A generated evaluation for detection: risky seeds times transforms, sessions, benign corpora."""

@@ -1,0 +1,5 @@
+import sys
+
+from bench.evalgen.generate import main
+
+raise SystemExit(main(sys.argv[1:]))
