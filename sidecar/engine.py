@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
+from sidecar.effects.adapters import ToolAdapters
 from sidecar.effects.analyser import EffectAnalyser
 from sidecar.effects.command_io import SensitivePaths
 from sidecar.inspection.adversary import AdversaryInspector
@@ -72,7 +73,9 @@ def compile_policy(
     """Build every inspector for a policy; raises PolicyError before anything is served."""
     policy = loaded.policy
     sensitive = SensitivePaths(policy.sensitive_paths)
-    rules = RuleBook(policy.security, sensitive)
+    # The last adapter defined for a name wins: an operator's files come after the bundled ones.
+    adapters = ToolAdapters(tuple(reversed(policy.tool_adapters)))
+    rules = RuleBook(policy.security, sensitive, adapters)
     failing = check_examples(rules, policy.security.rules)
     if failing:
         raise PolicyError(

@@ -66,7 +66,10 @@ def read_targets(command: SimpleCommand) -> list[str]:
     if command.program in INLINE_CODE_OPTIONS:
         found += paths_in_code(command.program, command.args)
     if command.program in READERS:
-        found += _operands(command)
+        operands = list(_operands(command))
+        if command.program in _COPIERS and len(operands) >= 2:
+            operands = operands[:-1]  # the destination is written, not read
+        found += operands
         found += [_strip_file_marker(a) for a in command.args if "@" in a]
         if command.program == "dd":
             found += [a[3:] for a in command.args if a.startswith("if=")]

@@ -123,6 +123,8 @@ def _command_effects(
                 reads = [e.target for e in found if e.action is Action.READ]
                 output_sources = tuple(reads) + input_sources
                 output_origin = _strongest([_file_origin(p, flow) for p in reads] + [input_origin])
+                if not reads:
+                    output_text = input_text  # cat > x.sh <<EOF: what it was fed
             else:
                 output_origin = _OUTPUT_ORIGINS[spec.output]
                 if spec.output == "literal":

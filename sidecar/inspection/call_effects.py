@@ -1,25 +1,53 @@
-"""The effects of each tool call, worked out once and shared by the inspectors."""
+"""The effects of each tool call, worked out once and shared by the inspectors.
+
+A call's form comes from the tool adapters (`ShellCalls.form`): a shell line is walked and
+turned into effects by the catalogue; file tools give writes, edits, reads, deletions and
+moves; fetch tools give fetches (and sends when they carry a body). Content written where
+another program will run it (scripts, startup files, hooks, cron, CI, manifests) is analysed
+as the code it is: a reverse shell saved to deploy.sh is a reverse shell.
+"""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+from sidecar.effects.adapters import CallForm, FileChange
 from sidecar.effects.analyser import EffectAnalyser, Judged
-from sidecar.effects.shell_effects import LineEffects
+from sidecar.effects.hosts import host_of
+from sidecar.effects.model import Action, Effect, Origin
+from sidecar.effects.paths import normalise
 from sidecar.inspection.model import ToolCall
 from sidecar.inspection.shell_calls import ShellCalls
+from sidecar.shell.walk import ShellAnalysis
+from sidecar.shell.walk import analyse as shell_analyse
 
 _MAX_REMEMBERED = 4096
 _REMEMBERED_LENGTH = 2048  # longer lines are worked out afresh, not kept
+_MAX_CONTENT = 128 * 1024  # written content analysed as code, at most
+# Classes of paths whose content another program runs.
+RUNS_LATER = frozenset({"runs_later", "startup", "persistence", "git_hooks"})
+_SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".command", ".envrc")
+
+
+class CallReport(NamedTuple):
+    """What one call does."""
+
+    form: CallForm
+    effects: tuple[Effect, ...]
+    judged: tuple[Judged, ...]
+    analyses: tuple[ShellAnalysis, ...]  # shell code the call runs or writes for later
+    unknown_programs: tuple[str, ...]
+    read_only: bool  # only reads and fetches, nothing unknown
 
 
 class CallEffects:
     def __init__(self, shell_calls: ShellCalls, analyser: EffectAnalyser) -> None:
         self.shell_calls = shell_calls
         self.analyser = analyser
-        self._lines: dict[str, tuple[LineEffects, tuple[Judged, ...]]] = {}
-        self._last: tuple[ToolCall, tuple[LineEffects, tuple[Judged, ...]] | None] | None = None
+        self._lines: dict[str, CallReport] = {}
+        self._last: tuple[ToolCall, CallReport] | None = None
 
-    def of(self, call: ToolCall) -> tuple[LineEffects, tuple[Judged, ...]] | None:
-        """The call's effects and the effect rules they match; None for calls with none known."""
+    def of(self, call: ToolCall) -> CallReport:
         last = self._last
         if last is not None and last[0] is call:
             return last[1]
@@ -27,18 +55,122 @@ class CallEffects:
         self._last = (call, found)
         return found
 
-    def _work_out(self, call: ToolCall) -> tuple[LineEffects, tuple[Judged, ...]] | None:
+    def _work_out(self, call: ToolCall) -> CallReport:
+        form = self.shell_calls.form(call)
+        if form.kind == "shell":
+            return self._shell(call, form)
+        effects: list[Effect] = []
+        analyses: list[ShellAnalysis] = []
+        if form.kind == "files":
+            for change in form.files:
+                effects.extend(self._file_effects(change, analyses))
+        elif form.kind == "fetch":
+            effects.extend(_fetch_effects(form))
+        elif form.kind == "code" and form.language in ("shell", "bash", "sh", "zsh"):
+            analysis = shell_analyse(form.code[:_MAX_CONTENT])
+            analyses.append(analysis)
+            effects.extend(self.analyser.line(analysis).effects)
+        judged = tuple(self.analyser.judge(effects))
+        read_only = form.kind in ("files", "fetch", "none") and all(
+            e.action in (Action.READ, Action.FETCH) for e in effects
+        )
+        return CallReport(form, tuple(effects), judged, tuple(analyses), (), read_only)
+
+    def _shell(self, call: ToolCall, form: CallForm) -> CallReport:
         analysis = self.shell_calls.analyse(call)
-        if analysis is None:
-            return None
-        line = self.shell_calls.command_line(call) or ""
+        line = form.shell or ""
         remembered = self._lines.get(line)
-        if remembered is not None:
+        if remembered is not None and remembered.form == form:
             return remembered
-        effects = self.analyser.line(analysis)
-        result = (effects, tuple(self.analyser.judge(effects.effects)))
+        if analysis is None:
+            return CallReport(form, (), (), (), (), False)
+        found = self.analyser.line(analysis)
+        effects = list(found.effects)
+        analyses = [analysis]
+        for effect in found.effects:
+            if effect.action is Action.WRITE and effect.content:
+                effects.extend(self._written_code(effect.target, effect.content, analyses))
+        report = CallReport(
+            form,
+            tuple(effects),
+            tuple(self.analyser.judge(effects)),
+            tuple(analyses),
+            found.unknown_programs,
+            found.read_only,
+        )
         if len(line) <= _REMEMBERED_LENGTH:
             if len(self._lines) >= _MAX_REMEMBERED:
                 self._lines.clear()
-            self._lines[line] = result
-        return result
+            self._lines[line] = report
+        return report
+
+    def _file_effects(self, change: FileChange, analyses: list[ShellAnalysis]) -> list[Effect]:
+        path = normalise(change.path)
+        if not path:
+            return []
+        if change.action == "read":
+            return [Effect(Action.READ, path, program="file tool")]
+        if change.action == "delete":
+            return [Effect(Action.DELETE, path, flags=_RECURSIVE, program="file tool")]
+        if change.action == "move":
+            found = [Effect(Action.MOVE, path, flags=_RECURSIVE, program="file tool")]
+            if change.destination:
+                found.append(
+                    Effect(
+                        Action.WRITE, normalise(change.destination), flags=_TRUNCATE,
+                        program="file tool",
+                    )
+                )  # fmt: skip
+            return found
+        flags = _TRUNCATE if change.action == "write" else _EDIT
+        found = [
+            Effect(
+                Action.WRITE, path, Origin.LITERAL, flags=flags, program="file tool",
+                content=change.content,
+            )
+        ]  # fmt: skip
+        found.extend(self._written_code(path, change.content, analyses))
+        return found
+
+    def _written_code(self, path: str, content: str, analyses: list[ShellAnalysis]) -> list[Effect]:
+        """Content another program will run is judged as if it ran (flag `written_code`)."""
+        if not content.strip():
+            return []
+        classes = self.analyser.classes.classify(path)
+        is_script = content.startswith("#!") or path.endswith(_SHELL_SUFFIXES)
+        if not is_script and RUNS_LATER.isdisjoint(classes):
+            return []
+        if not _is_shell_text(path, content):
+            return []  # code in other languages: judged by the language analysers
+        analysis = shell_analyse(content[:_MAX_CONTENT])
+        analyses.append(analysis)
+        return [
+            e._replace(flags=e.flags | _WRITTEN_CODE) for e in self.analyser.line(analysis).effects
+        ]
+
+
+def _is_shell_text(path: str, content: str) -> bool:
+    first = content.split("\n", 1)[0]
+    if first.startswith("#!"):
+        return any(shell in first for shell in ("sh", "bash", "zsh", "ksh", "dash"))
+    return not path.endswith(
+        (".py", ".js", ".mjs", ".cjs", ".ts", ".json", ".yml", ".yaml", ".toml", ".rb", ".pl",
+         ".php", ".ps1", ".service", ".plist", ".timer", ".desktop", ".xml", ".ini", ".cfg")
+    )  # fmt: skip
+
+
+def _fetch_effects(form: CallForm) -> list[Effect]:
+    found: list[Effect] = []
+    sends = form.method not in ("GET", "HEAD", "OPTIONS") or bool(form.body)
+    for url in form.urls:
+        host = host_of(url) or url
+        found.append(Effect(Action.FETCH, host, program="fetch tool"))
+        if sends:
+            found.append(Effect(Action.SEND, host, program="fetch tool"))
+    return found
+
+
+_RECURSIVE = frozenset({"recursive"})
+_TRUNCATE = frozenset({"truncate"})
+_EDIT = frozenset({"edit"})
+_WRITTEN_CODE = frozenset({"written_code"})

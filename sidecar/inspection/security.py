@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import re2
 
+from sidecar.effects.adapters import ToolAdapters
 from sidecar.effects.analyser import Judged
 from sidecar.effects.command_io import (
     SensitivePaths,
@@ -142,6 +143,9 @@ class CompiledShellMatch:
         self.flags_all = tuple(frozenset(group) for group in match.flags_all)
         self.positional = _Pattern(match.positional)
         self.arguments_text = _Pattern(match.arguments_text)
+        self.arguments_text_not = (
+            re2.compile(match.arguments_text_not) if match.arguments_text_not else None
+        )
         self.redirect_target = _Pattern(match.redirect_target)
         self.writes_to = _Pattern(match.writes_to)
         self.input_from = frozenset(match.input_from)
@@ -237,6 +241,10 @@ class CompiledShellMatch:
             not command.args or self.argument_index not in facts.argument_hits
         ):
             return False
+        if self.arguments_text_not is not None and self.arguments_text_not.search(
+            " ".join(command.args)
+        ):
+            return False
         return self.arguments_text.any([" ".join(command.args)])
 
 
@@ -308,9 +316,14 @@ class CompiledRule:
 class RuleBook:
     """A policy's rules compiled once per load, indexed by program for speed."""
 
-    def __init__(self, policy: SecurityPolicy, sensitive: SensitivePaths) -> None:
+    def __init__(
+        self,
+        policy: SecurityPolicy,
+        sensitive: SensitivePaths,
+        adapters: ToolAdapters | None = None,
+    ) -> None:
         self.shell_calls = ShellCalls(
-            policy.shell_tools, policy.extra_wrappers, policy.max_command_bytes
+            policy.shell_tools, policy.extra_wrappers, policy.max_command_bytes, adapters
         )
         self.unresolved_verdict = VERDICTS[policy.unresolved_verdict]
         self.risk_verdicts = policy.risk_verdicts
@@ -475,9 +488,14 @@ class SecurityInspector(LocalInspector):
         if analysis is not None:
             findings.extend(self._shell_findings(analysis))
         if self._effects is not None:
-            found = self._effects.of(call)
-            if found is not None and found[1]:
-                findings.extend(self._effect_findings(found[1]))
+            report = self._effects.of(call)
+            for written in report.analyses[1 if analysis is not None else 0 :]:
+                # Code written for later (a script, a hook, a startup file) is judged too.
+                findings.extend(
+                    f for f in self._shell_findings(written) if f.verdict is Verdict.DENY
+                )
+            if report.judged:
+                findings.extend(self._effect_findings(report.judged))
         return findings
 
     def _effect_findings(self, judged: Sequence[Judged]) -> list[Finding]:

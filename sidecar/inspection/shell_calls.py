@@ -1,10 +1,14 @@
-"""Which tool calls carry a shell command line, and what that command does."""
+"""Which tool calls carry a shell command line, and what that command does.
+
+A call's form (a shell line, file changes, a fetch, code) comes from the policy's tool
+adapters; `security.shell_tools` still names extra tools whose argument is a command line."""
 
 from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
 
+from sidecar.effects.adapters import CallForm, ToolAdapters
 from sidecar.inspection.model import ToolCall
 from sidecar.matching.globs import GlobSet
 from sidecar.policy.schema import ShellTool
@@ -18,8 +22,11 @@ class ShellCalls:
         tools: tuple[ShellTool, ...],
         extra_wrappers: tuple[str, ...],
         max_bytes: int = 128 * 1024,
+        adapters: ToolAdapters | None = None,
     ) -> None:
         self.max_bytes = max_bytes
+        self.adapters = adapters if adapters is not None else ToolAdapters(())
+        self._last_form: tuple[ToolCall, CallForm] | None = None
         arguments = dict.fromkeys(t.argument for t in tools)
         self._tools = [
             (argument, GlobSet(t.tool for t in tools if t.argument == argument))
@@ -31,17 +38,34 @@ class ShellCalls:
         if extra_wrappers:
             self._wrappers = {**DEFAULT_WRAPPERS, **{w: WrapperSpec() for w in extra_wrappers}}
 
-    def command_line(self, call: ToolCall) -> str | None:
+    def form(self, call: ToolCall) -> CallForm:
+        """What the call is (kept for the last call: several inspectors ask in a row)."""
+        last = self._last_form
+        if last is not None and last[0] is call:
+            return last[1]
+        form = self._form(call)
+        self._last_form = (call, form)
+        return form
+
+    def _form(self, call: ToolCall) -> CallForm:
         for argument, globs in self._tools:
             if globs.matches(call.name):
                 value = call.arguments.get(argument)
                 if isinstance(value, list) and all(isinstance(v, str) for v in value):
-                    return shlex.join(value)  # argv-style tools
-                return value if isinstance(value, str) else None
+                    return CallForm("shell", shell=shlex.join(value), adapter="shell_tools")
+                return CallForm(
+                    "shell", shell=value if isinstance(value, str) else None, adapter="shell_tools"
+                )
+        return self.adapters.form(call.name, call.arguments)
+
+    def command_line(self, call: ToolCall) -> str | None:
+        form = self.form(call)
+        if form.kind == "shell":
+            return form.shell
         return None
 
     def is_shell(self, call: ToolCall) -> bool:
-        return any(globs.matches(call.name) for _, globs in self._tools)
+        return self.form(call).kind == "shell"
 
     def analyse(self, call: ToolCall) -> ShellAnalysis | None:
         last = self._last

@@ -133,6 +133,10 @@ class ShellMatch(Strict):
     arguments_text: Re2Pattern | None = Field(
         default=None, description="RE2 on the joined arguments."
     )
+    arguments_text_not: Re2Pattern | None = Field(
+        default=None,
+        description="RE2 on the joined arguments; the rule does not apply when it matches.",
+    )
     redirect_target: Re2Pattern | None = Field(
         default=None, description="RE2 on any redirect's target, input or output."
     )
@@ -381,6 +385,47 @@ class EffectRule(Strict):
     examples: EffectRuleExamples = EffectRuleExamples()
 
 
+AdapterKind = Literal[
+    "shell", "write", "edit", "read", "delete", "move", "patch", "fetch", "code",
+    "mcp_wrapper", "dispatch", "none",
+]  # fmt: skip
+
+
+class ToolAdapter(Strict):
+    """How a runtime's tool carries its action: which argument holds the command line, the
+    path, the content, the patch, the URL or the code. See policies/07-tool-adapters.yaml."""
+
+    name: str = Field(default="", description="A label for findings, e.g. 'claude-code Bash'.")
+    tools: tuple[str, ...] = Field(
+        min_length=1, description="Globs on tool names, case-insensitive."
+    )
+    kind: AdapterKind
+    command: tuple[str, ...] = ("command", "cmd")
+    commands: tuple[str, ...] = ("commands",)
+    path: tuple[str, ...] = (
+        "file_path", "path", "target_file", "absolutePath", "absolute_path", "notebook_path",
+        "filename", "file", "dir_path", "relative_workspace_path", "paths", "files",
+        "file_paths", "include",
+    )  # fmt: skip
+    content: tuple[str, ...] = (
+        "content", "file_text", "new_string", "new_str", "code_edit", "new_source", "new_text",
+        "after", "diff", "edits", "text", "contents", "fact",
+    )  # fmt: skip
+    destination: tuple[str, ...] = ("destination", "new_path", "to", "target")
+    patch: tuple[str, ...] = ("input", "patch", "command")
+    url: tuple[str, ...] = ("url", "urls", "uri", "href", "requests", "link")
+    code: tuple[str, ...] = ("code", "script", "source")
+    language: str = Field(default="", description="The language of `code`, when fixed.")
+    language_key: str = "language"
+    dispatch_key: str = "command"
+    dispatch: dict[str, AdapterKind] = Field(
+        default={}, description="dispatch: the kind for each value of dispatch_key."
+    )
+    server_key: str = "server_name"
+    tool_key: str = "tool_name"
+    arguments_key: str = "arguments"
+
+
 class Limits(Strict):
     max_tool_calls: int = Field(default=50, ge=1, le=10_000)
     max_arguments_bytes: int = Field(default=1 << 20, ge=1024)
@@ -407,6 +452,11 @@ class Policy(Strict):
         default={}, description="Classes of paths that effect rules are written against."
     )
     effect_rules: tuple[EffectRule, ...] = ()
+    tool_adapters: tuple[ToolAdapter, ...] = Field(
+        default=(),
+        description="What runtimes' tools do (shell, file write, patch, fetch, ...); a later "
+        "file's adapter for the same name wins.",
+    )
 
     @field_validator("effect_rules")
     @classmethod

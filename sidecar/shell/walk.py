@@ -744,7 +744,7 @@ def _follow_nested(
     if program in ("eval", "source", "."):
         if program == "eval":
             text = " ".join(rest)
-            if any(_dynamic(w) for w in rest):
+            if any(_dynamic(w) for w in rest) and not _trusted_generator(command.input_from):
                 walk.problems.append("eval runs code computed at run time")
             _walk_script(walk, text, depth + 1, "eval", command.input_from)
         elif command.input_from is not None:
@@ -763,6 +763,41 @@ def _follow_nested(
     walk.problems.extend(problems)
     for embedded in scripts:
         _walk_script(walk, embedded.script, depth + 1, embedded.via, None)
+
+
+# Local tools whose only job is to print shell setup code for `eval "$(...)"`.
+_GENERATORS = {
+    "ssh-agent": (),
+    "direnv": ("hook", "export"),
+    "pyenv": ("init", "virtualenv-init"),
+    "rbenv": ("init",),
+    "nodenv": ("init",),
+    "goenv": ("init",),
+    "jenv": ("init",),
+    "starship": ("init",),
+    "zoxide": ("init",),
+    "fnm": ("env",),
+    "mise": ("activate", "env"),
+    "rtx": ("activate",),
+    "atuin": ("init",),
+    "brew": ("shellenv",),
+    "conda": ("shell.bash", "shell.zsh"),
+    "keychain": (),
+    "gpg-agent": (),
+    "dircolors": (),
+    "opam": ("env",),
+    "thefuck": ("--alias",),
+}
+
+
+def _trusted_generator(source: SimpleCommand | None) -> bool:
+    """`eval "$(direnv hook bash)"`: code printed by a local setup tool, not computed data."""
+    if source is None or source.input_from is not None:
+        return False
+    wanted = _GENERATORS.get(source.program)
+    if wanted is None:
+        return False
+    return not wanted or bool(source.positionals and source.positionals[0] in wanted)
 
 
 _WRITES_TEXT = frozenset({"echo", "printf", "tee"})

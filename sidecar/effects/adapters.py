@@ -1,0 +1,355 @@
+"""Tool adapters: what a runtime's tool call is, whatever the runtime names it.
+
+`Bash{command}`, `run_terminal_cmd{command}`, `shell{command: [argv...]}`,
+`Write{file_path, content}`, `apply_patch{input}`, `mcp__filesystem__write_file{path,
+content}`... each becomes one form: a shell line, file writes, reads, deletions, a fetch, or
+code in a language. Profiles are policy data (`tool_adapters:`); tools no profile names are
+read by their arguments (a `command` string is a shell line, a `path` with `content` is a
+write, a `url` is a fetch), so no tool name ever skips analysis.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import re2
+
+from sidecar.effects.hosts import URL
+from sidecar.matching.globs import glob_to_re2
+from sidecar.policy.schema import ToolAdapter
+
+_MAX_REMEMBERED = 4096
+_URL_IN_TEXT = re2.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
+# Keys that hold these things in tools no profile names (lower-case).
+_FALLBACK_COMMAND = ("command", "cmd", "commandline", "command_line", "shell_command", "script")
+_FALLBACK_PATH = (
+    "file_path", "path", "filepath", "filename", "file", "target_file", "absolute_path",
+    "absolutepath", "notebook_path", "dir_path", "directory", "destination", "target",
+)  # fmt: skip
+_FALLBACK_CONTENT = ("content", "contents", "file_text", "text", "code_edit", "data", "body")
+_FALLBACK_URL = ("url", "uri", "urls", "endpoint", "href", "link")
+
+
+class FileChange(NamedTuple):
+    action: str  # "write", "edit", "read", "delete", "move"
+    path: str
+    content: str = ""
+    destination: str = ""  # move
+
+
+class CallForm(NamedTuple):
+    """What a tool call is, for the effect model."""
+
+    kind: str  # shell | files | fetch | code | unknown
+    shell: str | None = None  # the command line (argv lists joined with shlex)
+    files: tuple[FileChange, ...] = ()
+    urls: tuple[str, ...] = ()
+    method: str = "GET"
+    body: str = ""
+    language: str = ""
+    code: str = ""
+    adapter: str = ""  # which profile (or "fallback")
+
+
+_UNKNOWN = CallForm("unknown")
+
+
+class ToolAdapters:
+    def __init__(self, adapters: Sequence[ToolAdapter]) -> None:
+        self._adapters = tuple(adapters)
+        self._globs = [
+            re2.compile("(?i)^(?:" + "|".join(glob_to_re2(t) for t in a.tools) + ")$")
+            for a in self._adapters
+        ]
+        self._by_name: dict[str, ToolAdapter | None] = {}
+
+    def adapter_for(self, name: str) -> ToolAdapter | None:
+        """The profile for a tool name; MCP-prefixed names also match by their tool part."""
+        found = self._by_name.get(name, False)
+        if found is not False:
+            return found  # type: ignore[return-value]
+        adapter = self._lookup(name)
+        if adapter is None:
+            for bare in _bare_names(name):
+                adapter = self._lookup(bare)
+                if adapter is not None:
+                    break
+        if len(self._by_name) >= _MAX_REMEMBERED:
+            self._by_name.clear()
+        self._by_name[name] = adapter
+        return adapter
+
+    def _lookup(self, name: str) -> ToolAdapter | None:
+        for adapter, glob in zip(self._adapters, self._globs, strict=True):
+            if glob.search(name):
+                return adapter
+        return None
+
+    def form(self, name: str, arguments: Mapping[str, Any], depth: int = 0) -> CallForm:
+        adapter = self.adapter_for(name)
+        if adapter is None:
+            return _fallback(arguments)
+        kind = adapter.kind
+        if kind == "dispatch":
+            sub = str(arguments.get(adapter.dispatch_key, "")).lower()
+            chosen = adapter.dispatch.get(sub)
+            if chosen is None:
+                return _fallback(arguments)
+            kind = chosen
+        if kind == "mcp_wrapper" and depth < 2:
+            return self._unwrapped(adapter, arguments, depth)
+        return _read_form(kind, adapter, arguments)
+
+    def _unwrapped(
+        self, adapter: ToolAdapter, arguments: Mapping[str, Any], depth: int
+    ) -> CallForm:
+        """`use_mcp_tool{server_name, tool_name, arguments}`: judge the tool it wraps."""
+        tool = str(arguments.get(adapter.tool_key, ""))
+        server = str(arguments.get(adapter.server_key, ""))
+        inner = arguments.get(adapter.arguments_key, {})
+        if isinstance(inner, str):
+            try:
+                inner = json.loads(inner)
+            except ValueError:
+                inner = {}
+        if not isinstance(inner, dict):
+            inner = {}
+        return self.form(f"mcp__{server}__{tool}", inner, depth + 1)
+
+
+def _bare_names(name: str) -> list[str]:
+    """`mcp__github__create_issue` -> create_issue; `mcp_fs_write_file` -> write_file;
+    `developer__shell` -> shell."""
+    names: list[str] = []
+    if "__" in name:
+        names.append(name.rsplit("__", 1)[1])
+    if name.lower().startswith("mcp_") and "__" not in name:
+        parts = name.split("_")
+        for cut in range(2, len(parts)):
+            names.append("_".join(parts[cut:]))
+    return [n for n in names if n]
+
+
+def _first(arguments: Mapping[str, Any], keys: Iterable[str]) -> Any:
+    lowered = None
+    for key in keys:
+        if key in arguments:
+            return arguments[key]
+    lowered = {str(k).lower(): v for k, v in arguments.items()}
+    for key in keys:
+        if key.lower() in lowered:
+            return lowered[key.lower()]
+    return None
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _read_form(kind: str, adapter: ToolAdapter, arguments: Mapping[str, Any]) -> CallForm:
+    name = adapter.name or kind
+    if kind == "shell":
+        return _shell_form(arguments, adapter.command, adapter.commands, name)
+    if kind in ("write", "edit", "read", "delete", "move"):
+        return _file_form(kind, adapter, arguments, name)
+    if kind == "patch":
+        patch = _first(arguments, adapter.patch)
+        if isinstance(patch, list):
+            patch = next((p for p in patch if isinstance(p, str) and "***" in p), "")
+        return CallForm("files", files=tuple(patch_changes(_text(patch))), adapter=name)
+    if kind == "fetch":
+        return _fetch_form(arguments, adapter.url, name)
+    if kind == "code":
+        code = _text(_first(arguments, adapter.code))
+        language = adapter.language or _text(_first(arguments, (adapter.language_key,)))
+        return CallForm("code", language=language.lower(), code=code, adapter=name)
+    if kind == "none":
+        return CallForm("none", adapter=name)
+    return _fallback(arguments)
+
+
+def _shell_form(
+    arguments: Mapping[str, Any], command_keys: Sequence[str], list_keys: Sequence[str], name: str
+) -> CallForm:
+    value = _first(arguments, command_keys)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return CallForm("shell", shell=_argv_line(value), adapter=name)
+    if isinstance(value, str):
+        return CallForm("shell", shell=value, adapter=name)
+    commands = _first(arguments, list_keys)
+    if isinstance(commands, list):
+        lines: list[str] = []
+        for item in commands:
+            if isinstance(item, str):
+                lines.append(item)
+            elif isinstance(item, dict):
+                argv = [item.get("command", ""), *(item.get("args", []) or [])]
+                if all(isinstance(a, str) for a in argv):
+                    lines.append(_argv_line(argv))
+        return CallForm("shell", shell="\n".join(lines), adapter=name)
+    # A shell tool whose command is missing or not text: cannot tell, so the line is empty
+    # and marked unknown by the caller.
+    return CallForm("shell", shell=None, adapter=name)
+
+
+def _argv_line(argv: Sequence[str]) -> str:
+    """An argv list as one shell line; `["bash", "-lc", SCRIPT]` stays readable."""
+    return shlex.join(argv)
+
+
+def _file_form(
+    kind: str, adapter: ToolAdapter, arguments: Mapping[str, Any], name: str
+) -> CallForm:
+    paths = _paths(arguments, adapter.path)
+    if kind == "read":
+        return CallForm("files", files=tuple(FileChange("read", p) for p in paths), adapter=name)
+    if kind == "delete":
+        return CallForm("files", files=tuple(FileChange("delete", p) for p in paths), adapter=name)
+    if kind == "move":
+        destination = _text(_first(arguments, adapter.destination))
+        return CallForm(
+            "files",
+            files=tuple(FileChange("move", p, destination=destination) for p in paths),
+            adapter=name,
+        )
+    content = _content(arguments, adapter.content)
+    return CallForm("files", files=tuple(FileChange(kind, p, content) for p in paths), adapter=name)
+
+
+def _paths(arguments: Mapping[str, Any], keys: Sequence[str]) -> list[str]:
+    value = _first(arguments, keys)
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        found: list[str] = []
+        for item in value:
+            if isinstance(item, str):
+                found.append(item)
+            elif isinstance(item, dict):
+                inner = _first(item, keys)
+                if isinstance(inner, str):
+                    found.append(inner)
+        return found
+    return []
+
+
+def _content(arguments: Mapping[str, Any], keys: Sequence[str]) -> str:
+    """The text a write or edit puts in the file (edits: every replacement text)."""
+    value = _first(arguments, keys)
+    if isinstance(value, str):
+        return replacement_text(value)
+    if isinstance(value, list):  # MultiEdit edits, or several contents
+        parts: list[str] = []
+        for item in value:
+            if isinstance(item, str):
+                parts.append(item)
+            elif isinstance(item, dict):
+                inner = _first(item, keys)
+                if isinstance(inner, str):
+                    parts.append(inner)
+        return "\n".join(parts)
+    return ""
+
+
+def replacement_text(text: str) -> str:
+    """Cline's SEARCH/REPLACE blocks: only the replacing lines go into the file."""
+    if "+++++++ REPLACE" not in text and ">>>>>>> REPLACE" not in text:
+        return text
+    kept: list[str] = []
+    keeping = False
+    for line in text.splitlines():
+        marker = line.strip()
+        if marker == "=======":
+            keeping = True
+        elif marker.endswith("REPLACE") and marker[:1] in "+>":
+            keeping = False
+        elif keeping:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def patch_changes(patch: str) -> list[FileChange]:
+    """Codex's patch format: `*** Add File: p`, `*** Update File: p` (+ lines added),
+    `*** Delete File: p`, `*** Move to: q`; also a unified diff's `+++ b/p`."""
+    changes: list[FileChange] = []
+    current: list[str] | None = None
+    path = ""
+    action = ""
+    destination = ""
+
+    def close() -> None:
+        if action:
+            content = "\n".join(current or [])
+            changes.append(FileChange(action, path, content, destination))
+
+    for line in patch.splitlines():
+        for marker, kind in (
+            ("*** Add File: ", "write"),
+            ("*** Update File: ", "edit"),
+            ("*** Delete File: ", "delete"),
+            ("+++ b/", "edit"),
+            ("+++ ", "edit"),
+        ):
+            if line.startswith(marker):
+                close()
+                action, path, destination, current = kind, line[len(marker) :].strip(), "", []
+                break
+        else:
+            if line.startswith("*** Move to: ") and action:
+                destination = line[len("*** Move to: ") :].strip()
+                changes.append(FileChange("move", path, destination=destination))
+                changes.append(FileChange("write", destination))
+            elif current is not None and line.startswith("+") and not line.startswith("+++"):
+                current.append(line[1:])
+    close()
+    return [c for c in changes if c.path and c.path != "/dev/null"]
+
+
+def _fetch_form(arguments: Mapping[str, Any], keys: Sequence[str], name: str) -> CallForm:
+    urls: list[str] = []
+    value = _first(arguments, keys)
+    for item in value if isinstance(value, list) else [value]:
+        if isinstance(item, str):
+            urls.extend(_URL_IN_TEXT.findall(item) or ([item] if URL.search(item) else []))
+        elif isinstance(item, dict):  # [{url, prompt}]
+            inner = _first(item, keys)
+            if isinstance(inner, str):
+                urls.append(inner)
+    if not urls:  # Gemini's web_fetch: URLs inside the prompt
+        for text in arguments.values():
+            if isinstance(text, str):
+                urls.extend(_URL_IN_TEXT.findall(text))
+    method = _text(_first(arguments, ("method", "http_method"))).upper() or "GET"
+    body = _first(arguments, ("body", "data", "json", "payload"))
+    body_text = body if isinstance(body, str) else json.dumps(body) if body is not None else ""
+    return CallForm("fetch", urls=tuple(urls), method=method, body=body_text, adapter=name)
+
+
+def _fallback(arguments: Mapping[str, Any]) -> CallForm:
+    """A tool no profile names: read it by its arguments."""
+    if not isinstance(arguments, Mapping):
+        return _UNKNOWN
+    command = _first(arguments, _FALLBACK_COMMAND)
+    if isinstance(command, str) and command.strip():
+        return CallForm("shell", shell=command, adapter="fallback")
+    if isinstance(command, list) and command and all(isinstance(v, str) for v in command):
+        return CallForm("shell", shell=_argv_line(command), adapter="fallback")
+    paths = _paths(arguments, _FALLBACK_PATH)
+    urls = _FALLBACK_URL
+    if paths:
+        content = _first(arguments, _FALLBACK_CONTENT)
+        if isinstance(content, str):
+            return CallForm(
+                "files",
+                files=tuple(FileChange("write", p, content) for p in paths),
+                adapter="fallback",
+            )
+        return CallForm(
+            "files", files=tuple(FileChange("read", p) for p in paths), adapter="fallback"
+        )
+    if _first(arguments, urls) is not None:
+        return _fetch_form(arguments, urls, "fallback")
+    return _UNKNOWN
