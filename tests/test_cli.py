@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +22,33 @@ def sidecar(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     )
 
 
+def on_a_terminal(*args: str) -> tuple[int, str]:
+    """Run with stdin and stdout on a pseudo-terminal, as a person at a shell would."""
+    main, secondary = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "sidecar", *args],
+            stdin=secondary,
+            stdout=secondary,
+            stderr=secondary,
+            env={**os.environ, "NO_COLOR": "1"},
+        )
+        os.close(secondary)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # the other end closed: the process is done writing
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        code = process.wait(timeout=60)
+    finally:
+        os.close(main)
+    return code, b"".join(chunks).decode().replace("\r\n", "\n")
+
+
 def test_inspect_reads_json_lines_and_prints_verdicts() -> None:
     calls = "\n".join(
         json.dumps(c)
@@ -30,7 +59,7 @@ def test_inspect_reads_json_lines_and_prints_verdicts() -> None:
         ]
     )
     result = sidecar("inspect", stdin=calls)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 4, result.stderr  # the strictest verdict: a call was denied
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [line["verdict"] for line in lines] == ["deny", "allow", "require_approval"]
     assert lines[0]["rules"][0] == "destructive.rm-root"
@@ -69,6 +98,105 @@ def test_check_accepts_the_bundled_policy_and_rejects_a_bad_one(tmp_path: Path) 
     bad = sidecar("check", str(tmp_path))
     assert bad.returncode == 2
     assert f"{tmp_path / 'bad.yaml'}:2: permission.mode:" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "verdict"),
+    [
+        (["--mode", "auto", "-c", "rm -rf /"], 4, "deny"),
+        (["--mode", "auto", "--command", "ls -la"], 0, "allow"),
+        (["-c", "make"], 3, "require_approval"),  # smart_approve: make is not read-only
+        (["--mode", "auto", "--tool", "read_file", "--args", '{"path": "README.md"}'], 0, "allow"),
+        (["--tool", "write_file", "--args", '{"path": "/etc/passwd", "content": "x"}'], 3, None),
+    ],
+)
+def test_inspect_one_call_exits_with_its_verdict(args: list[str], code: int, verdict) -> None:
+    result = sidecar("inspect", *args)
+    assert result.returncode == code, result.stdout + result.stderr
+    record = json.loads(result.stdout)  # not a terminal: one JSON line
+    assert record["verdict"] == (verdict or record["verdict"])
+    assert {"id", "tool", "verdict", "reason", "approval_prompt", "findings", "rules"} <= set(
+        record
+    )
+
+
+def test_inspect_a_command_reports_findings_in_json() -> None:
+    result = sidecar("inspect", "--mode", "auto", "-c", "rm -rf /", "--json")
+    record = json.loads(result.stdout)
+    assert record["tool"] == "shell" and record["mode"] == "auto"
+    finding = next(f for f in record["findings"] if f["rule_id"] == "destructive.rm-root")
+    assert finding == {
+        "inspector": "security",
+        "rule_id": "destructive.rm-root",
+        "verdict": "deny",
+        "risk": "critical",
+        "confidence": finding["confidence"],
+        "message": record["reason"],
+    }
+
+
+def test_on_a_terminal_the_verdict_is_readable() -> None:
+    code, out = on_a_terminal("inspect", "-c", "rm -rf /")
+    assert code == 4
+    lines = out.splitlines()
+    assert lines[0] == "DENY  shell: rm -rf /"
+    assert lines[1].startswith("  reason: Recursive deletion")
+    assert "  findings:" in lines
+    assert any("security/destructive.rm-root (risk critical)" in line for line in lines)
+    assert "{" not in out  # no JSON for a person
+
+    code, out = on_a_terminal("inspect", "--command", "make")
+    assert code == 3
+    assert out.startswith("REQUIRE APPROVAL  shell: make\n")
+    assert "  approval prompt: Allow the agent to run shell?" in out
+
+    code, out = on_a_terminal("inspect", "-c", "make", "--json")
+    assert code == 3
+    assert json.loads(out)["verdict"] == "require_approval"
+
+
+def test_on_a_terminal_with_nothing_to_inspect_it_says_what_to_give() -> None:
+    code, out = on_a_terminal("inspect")
+    assert code == 2
+    assert out.strip().startswith("sidecar: nothing to inspect: give -c CMD")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["rm -rf /"],
+            "sidecar: rm -rf /: no such file; to judge a shell command: sidecar inspect -c 'rm -rf /'",
+        ),
+        (["missing.json"], "sidecar: missing.json: no such file"),
+        (["/"], "sidecar: /: is a directory, not a file of JSON calls"),
+        (["--tool", "t", "--args", "{nope"], "sidecar: --args: not valid JSON"),
+        (["--tool", "t", "--args", "[1]"], "sidecar: --args: must be a JSON object"),
+        (["--args", "{}"], "sidecar inspect: --args goes with --tool NAME"),
+        (["calls.json", "-c", "ls"], "sidecar inspect: give a FILE, -c CMD or --tool NAME"),
+        (["-c", "ls", "--tool", "t"], "not allowed with argument"),
+        (["-c", "ls", "--policies", "/no/such/dir"], "/no/such/dir: not a directory"),
+        (["-c", "ls", "--mode", "yolo"], "invalid choice: 'yolo'"),
+    ],
+)
+def test_inspect_usage_and_input_errors_are_one_line_and_exit_2(
+    args: list[str], message: str
+) -> None:
+    result = sidecar("inspect", *args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_check_suggests_the_nearest_key(tmp_path: Path) -> None:
+    (tmp_path / "typo.yaml").write_text("permission:\n  mod: auto\n")
+    result = sidecar("check", str(tmp_path))
+    assert result.returncode == 2
+    assert (
+        f"{tmp_path / 'typo.yaml'}:2: permission.mod: Extra inputs are not permitted "
+        "(did you mean mode?)" in result.stderr
+    )
 
 
 @pytest.mark.parametrize("command", [[], ["serve"], ["inspect"], ["check"]])

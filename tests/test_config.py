@@ -44,7 +44,6 @@ def test_config_file_from_the_environment(tmp_path: Path) -> None:
         ({"listen": ["unix:"]}, {}, "--listen: Value error, 'unix:': missing socket path"),
         ({}, {"SIDECAR_METRICS_LISTEN": "unix:/x"}, "SIDECAR_METRICS_LISTEN"),
         ({}, {"SIDECAR_MODE": "yolo"}, "environment variable SIDECAR_MODE"),
-        ({}, {"SIDECAR_NOPE": "1"}, "environment variable SIDECAR_NOPE: unknown setting"),
         ({"grace_seconds": -1}, {}, "--grace-seconds"),
         ({"tls_cert": Path("/nonexistent")}, {}, "tls_cert and tls_key must be set together"),
     ],
@@ -60,7 +59,84 @@ def test_unknown_key_in_the_file_names_the_file(tmp_path: Path) -> None:
     config.write_text("colour: blue\n")
     with pytest.raises(ConfigError) as raised:
         load_settings({}, environ={}, config_file=config)
-    assert f"{config}: colour" in str(raised.value)
+    assert f"{config}:1: colour" in str(raised.value)
+
+
+def test_a_misspelt_key_in_the_file_suggests_the_setting_with_its_line(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("state: ':memory:'\nmod: approve\n")
+    with pytest.raises(ConfigError) as raised:
+        load_settings({}, environ={}, config_file=config)
+    assert str(raised.value) == (
+        f"{config}:2: mod: Extra inputs are not permitted (did you mean mode?)"
+    )
+
+
+def test_a_bad_value_in_the_file_names_its_line(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("state: ':memory:'\n\ngrace-seconds: -3\n")
+    with pytest.raises(ConfigError) as raised:
+        load_settings({}, environ={}, config_file=config)
+    assert str(raised.value).startswith(f"{config}:3: grace_seconds: ")
+
+
+def service_links(service: str, ports: dict[str, int]) -> dict[str, str]:
+    """Exactly the variables the kubelet injects for a Service (enableServiceLinks)."""
+    name = service.upper().replace("-", "_")
+    host = "10.96.12.34"
+    first = next(iter(ports.values()))
+    env = {
+        f"{name}_SERVICE_HOST": host,
+        f"{name}_SERVICE_PORT": str(first),
+        f"{name}_PORT": f"tcp://{host}:{first}",
+    }
+    for port_name, port in ports.items():
+        env[f"{name}_SERVICE_PORT_{port_name.upper().replace('-', '_')}"] = str(port)
+        prefix = f"{name}_PORT_{port}_TCP"
+        env[prefix] = f"tcp://{host}:{port}"
+        env[f"{prefix}_PROTO"] = "tcp"
+        env[f"{prefix}_PORT"] = str(port)
+        env[f"{prefix}_ADDR"] = host
+    return env
+
+
+@pytest.mark.parametrize(
+    "service",
+    # `helm install sidecar ...` names the Service sidecar-agent-policy-sidecar; a Service
+    # named after a setting (sidecar-mode) must not be read as that setting either.
+    ["sidecar-agent-policy-sidecar", "sidecar", "sidecar-mode", "sidecar-metrics-listen"],
+)
+def test_kubernetes_service_links_are_ignored_silently(service: str) -> None:
+    env = service_links(service, {"grpc": 50051, "metrics": 9464, "health": 50052})
+    assert all(key.startswith("SIDECAR_") for key in env)
+    warnings: list[str] = []
+    settings = load_settings({}, environ=env, warnings=warnings)
+    assert settings == load_settings({}, environ={})
+    assert warnings == []
+
+
+def test_an_unknown_sidecar_variable_is_a_warning_with_a_suggestion() -> None:
+    warnings: list[str] = []
+    settings = load_settings(
+        {}, environ={"SIDECAR_MOD": "auto", "SIDECAR_COLOUR": "blue"}, warnings=warnings
+    )
+    assert settings.mode is None
+    assert sorted(warnings) == [
+        "environment variable SIDECAR_COLOUR is not a setting; ignored",
+        "environment variable SIDECAR_MOD is not a setting; ignored (did you mean SIDECAR_MODE?)",
+    ]
+
+
+def test_operations_settings_from_the_environment() -> None:
+    settings = load_settings(
+        {}, environ={"SIDECAR_HEALTH_LISTEN": "0.0.0.0:50052", "SIDECAR_LOG_FORMAT": "json"}
+    )
+    assert settings.health_listen == "0.0.0.0:50052"
+    assert settings.log_format == "json"
+    assert load_settings({}, environ={}).health_listen == "off"
+    with pytest.raises(ConfigError) as raised:
+        load_settings({}, environ={"SIDECAR_HEALTH_LISTEN": "unix:/x"})
+    assert "SIDECAR_HEALTH_LISTEN" in str(raised.value)
 
 
 def test_missing_config_file(tmp_path: Path) -> None:

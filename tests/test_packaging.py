@@ -51,6 +51,7 @@ def test_the_image_environment_is_valid_configuration(tmp_path: Path) -> None:
     env = dockerfile_env()
     settings = load_settings({}, environ={k: v for k, v in env.items() if k.startswith("SIDECAR_")})
     assert settings.listen == ("0.0.0.0:50051",)
+    assert settings.health_listen == "0.0.0.0:50052"  # kubelet probes: the health-only port
     assert settings.state == "/var/lib/sidecar/state.db"
 
 
@@ -93,8 +94,10 @@ def test_the_installed_package_serves_with_the_bundled_policy(
     state = tmp_path / "state"  # the only writable place, as in the image
     state.mkdir()
     env = {**os.environ, **dockerfile_env(), "SIDECAR_STATE": str(state / "state.db")}
+    # Never the image's fixed ports here: tests must pass beside a running sidecar.
     env["SIDECAR_LISTEN"] = f"unix:{tmp_path}/s.sock"
     env["SIDECAR_METRICS_LISTEN"] = "off"
+    env["SIDECAR_HEALTH_LISTEN"] = "off"
     env.pop("PYTHONPATH", None)
     process = subprocess.Popen(
         [str(clean_install / "bin" / "sidecar"), "serve"],

@@ -61,7 +61,28 @@ def test_revision_changes_with_content(tmp_path: Path) -> None:
     ("text", "expected"),
     [
         ("permission:\n  mode: yolo\n", "bad.yaml:2: permission.mode: Input should be"),
-        ("permission:\n  moode: auto\n", "bad.yaml:2: permission.moode: Extra inputs"),
+        (
+            "permission:\n  mod: auto\n",
+            "bad.yaml:2: permission.mod: Extra inputs are not permitted (did you mean mode?)",
+        ),
+        (
+            "mode: auto\n",
+            "bad.yaml:1: mode: Extra inputs are not permitted (did you mean permission.mode?)",
+        ),
+        (
+            "permision: {}\n",
+            "bad.yaml:1: permision: Extra inputs are not permitted (did you mean permission?)",
+        ),
+        (
+            "permission:\n  tools:\n    - {tool: x, acton: ask_before}\n",
+            "bad.yaml:3: permission.tools.0.acton: Extra inputs are not permitted (did you mean action?)",
+        ),
+        (
+            "security:\n  rules:\n    - id: x\n      category: c\n      risk: high\n      mesage: m\n"
+            "      shell: {program: [rm]}\n",
+            "bad.yaml:6: security.rules.0.mesage: Extra inputs are not permitted (did you mean message?)",
+        ),
+        ("permission:\n  zzzz: 1\n", "bad.yaml:2: permission.zzzz: Extra inputs are not permitted"),
         ("repetition:\n  max_consecutive: 0\n", "bad.yaml:2: repetition.max_consecutive:"),
         (
             "order: [security, nosuch]\n",

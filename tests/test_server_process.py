@@ -134,7 +134,7 @@ def wait_for_log(process: subprocess.Popen[str], pattern: re.Pattern[str]) -> st
         (["--listen", "nonsense"], {}, "--listen"),
         (["--mode", "auto"], {"SIDECAR_GRACE_SECONDS": "-1"}, "SIDECAR_GRACE_SECONDS"),
         ([], {"SIDECAR_MODE": "yolo"}, "SIDECAR_MODE"),
-        ([], {"SIDECAR_COLOUR": "blue"}, "SIDECAR_COLOUR"),
+        ([], {"SIDECAR_LOG_FORMAT": "yaml"}, "SIDECAR_LOG_FORMAT"),
         (["--tls-cert", "/nonexistent.pem"], {}, "tls_key"),
         (["--max-message-bytes", "1"], {}, "--max-message-bytes"),
     ],

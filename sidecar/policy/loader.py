@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import types
+import typing
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -10,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from sidecar.policy.schema import Policy
+from sidecar.suggestions import did_you_mean
 
 # Lists under these keys accumulate across files; every other value is replaced.
 ACCUMULATING_KEYS = frozenset(
@@ -96,7 +99,7 @@ def load_documents(documents: Sequence[tuple[str, str]]) -> LoadedPolicy:
         try:
             Policy.model_validate(data)  # each file alone, so errors point at its lines
         except ValidationError as error:
-            problems.extend(problems_from(name, text, error))
+            problems.extend(problems_from(name, text, error, Policy))
             continue
         merged = _merge(merged, data)
     if problems:
@@ -104,7 +107,7 @@ def load_documents(documents: Sequence[tuple[str, str]]) -> LoadedPolicy:
     try:
         policy = Policy.model_validate(merged)
     except ValidationError as error:
-        raise PolicyError(problems_from("(merged policy)", None, error)) from None
+        raise PolicyError(problems_from("(merged policy)", None, error, Policy)) from None
     digest = hashlib.sha256()
     for name, text in documents:
         digest.update(Path(name).name.encode() + b"\0" + text.encode() + b"\0")
@@ -145,20 +148,78 @@ def _merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def problems_from(name: str, text: str | None, error: ValidationError) -> list[PolicyProblem]:
+def problems_from(
+    name: str, text: str | None, error: ValidationError, model: type[BaseModel] | None = None
+) -> list[PolicyProblem]:
+    """One problem per validation error, with its line; an unknown key under `model`
+    also names the nearest known key ("did you mean mode?")."""
     root = yaml.compose(text) if text else None
     found = []
     for item in error.errors():
         location = tuple(item["loc"])
+        message = item["msg"]
+        if item["type"] == "extra_forbidden" and model is not None and location:
+            message += _suggestion(model, location)
         found.append(
             PolicyProblem(
                 name,
                 _line_of(root, location),
                 ".".join(str(part) for part in location),
-                item["msg"],
+                message,
             )
         )
     return found
+
+
+def _suggestion(model: type[BaseModel], location: tuple[Any, ...]) -> str:
+    key, parent = str(location[-1]), location[:-1]
+    siblings = known_keys(model, parent)
+    # A key written one level too high (`mode:` for `permission.mode:`) is named in full.
+    nested = [s for s in siblings if key in known_keys(model, (*parent, s))]
+    if len(nested) == 1:
+        return f" (did you mean {nested[0]}.{key}?)"
+    return did_you_mean(key, siblings)
+
+
+def known_keys(model: type[BaseModel], location: Sequence[Any]) -> list[str]:
+    """The field names allowed at `location` inside `model` ([] when it cannot be told)."""
+    current: Any = model
+    for part in location:
+        current = _field_type(current, part)
+        if current is None:
+            return []
+    models = _models_in(current)
+    return sorted({name for m in models for name in m.model_fields})
+
+
+def _field_type(annotation: Any, part: Any) -> Any:
+    """The type one step along a validation-error location, or None."""
+    for candidate in _unwrap(annotation):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            field = candidate.model_fields.get(str(part))
+            if field is not None:
+                return field.annotation
+            continue
+        origin, args = typing.get_origin(candidate), typing.get_args(candidate)
+        if origin in (tuple, list, set, frozenset) and isinstance(part, int) and args:
+            return args[0]
+        if origin is dict and len(args) == 2 and isinstance(part, str):
+            return args[1]
+    return None
+
+
+def _unwrap(annotation: Any) -> list[Any]:
+    """The alternatives of a union (X | None), or the annotation itself."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union or origin is types.UnionType:
+        return [a for a in typing.get_args(annotation) if a is not type(None)]
+    if origin is typing.Annotated:
+        return _unwrap(typing.get_args(annotation)[0])
+    return [annotation]
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    return [a for a in _unwrap(annotation) if isinstance(a, type) and issubclass(a, BaseModel)]
 
 
 def _line_of(node: yaml.Node | None, location: tuple[Any, ...]) -> int | None:

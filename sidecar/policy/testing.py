@@ -107,7 +107,7 @@ def load_suites(files: Sequence[Path]) -> list[tuple[Path, Suite]]:
         try:
             suites.append((path, Suite.model_validate(data)))
         except ValidationError as error:
-            problems += problems_from(str(path), text, error)
+            problems += problems_from(str(path), text, error, Suite)
     if problems:
         raise PolicyError(problems)
     return suites

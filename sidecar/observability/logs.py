@@ -1,0 +1,69 @@
+"""The server log: text for a person at a terminal, JSON lines for a log pipeline.
+
+Both go to stderr beside the decision log (when that targets stderr). A JSON log line
+carries `"event": "log"`; decision-log lines carry `"event": "decision"` (and shadow
+lines their own event), so a pipeline can tell them apart by that one field. In text
+format, log lines start with a timestamp and decision lines with `{`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from typing import Any, Literal, TextIO
+
+LogFormat = Literal["json", "text"]
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+# Fields of every LogRecord; anything else on a record came from `extra=`.
+_RECORD_FIELDS = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per record. Values passed as `extra={"fields": {...}}` are merged
+    in, so addresses and revisions are fields a pipeline can read, not text to parse."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "ts": round(record.created, 6),
+            "event": "log",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        fields = getattr(record, "fields", None)
+        if isinstance(fields, dict):
+            entry.update({k: v for k, v in fields.items() if k not in entry})
+        for key, value in record.__dict__.items():
+            if key not in _RECORD_FIELDS and key != "fields" and key not in entry:
+                entry[key] = value
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def resolve_format(requested: LogFormat | None, stream: TextIO) -> LogFormat:
+    """JSON unless asked otherwise, except on a terminal, where a person reads it."""
+    if requested is not None:
+        return requested
+    isatty = getattr(stream, "isatty", None)
+    return "text" if isatty is not None and isatty() else "json"
+
+
+def configure_logging(
+    level: str, requested: LogFormat | None, stream: TextIO | None = None
+) -> LogFormat:
+    """Install the one handler of the root logger; returns the format chosen."""
+    stream = sys.stderr if stream is None else stream
+    chosen = resolve_format(requested, stream)
+    handler = logging.StreamHandler(stream)
+    if chosen == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter(TEXT_FORMAT))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+    return chosen
