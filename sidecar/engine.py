@@ -94,7 +94,9 @@ def compile_policy(
         "egress": EgressInspector(
             policy.egress, rules.shell_calls, parts.secrets, sensitive, parts.taint
         ),
-        "permission": PermissionInspector(policy.permission, parts.grants, rules.shell_calls),
+        "permission": PermissionInspector(
+            policy.permission, parts.grants, rules.shell_calls, call_effects
+        ),
         "repetition": RepetitionInspector(policy.repetition.max_consecutive, parts.repetition),
     }
     links: list[ChainLink] = []

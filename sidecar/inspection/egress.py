@@ -17,6 +17,7 @@ from sidecar.effects.command_io import (
     without_options,
     write_targets,
 )
+from sidecar.effects.hosts import host_of
 from sidecar.inspection.inspector import LocalInspector
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
 from sidecar.inspection.shell_calls import ShellCalls
@@ -233,13 +234,19 @@ class EgressInspector(LocalInspector):
         outbound = _Outbound()
         if self._read_tools.matches(call.name):
             outbound.reads = [p for p in self._paths(call) if self._sensitive.matches(p)]
-        if self._url_tools.matches(call.name) or self._outbound_tools.matches(call.name):
+        form = self._shell_calls.form(call)
+        if (
+            form.kind == "fetch"
+            or self._url_tools.matches(call.name)
+            or self._outbound_tools.matches(call.name)
+        ):
             outbound.text = call.canonical_arguments
             for key in self._policy.url_arguments:
                 value = call.arguments.get(key)
                 url = _URL.search(value) if isinstance(value, str) else None
                 if url:
                     outbound.hosts.append(url.group(1).strip("[]").lower())
+            outbound.hosts.extend(host_of(u) for u in form.urls if host_of(u))
         return outbound
 
     def _paths(self, call: ToolCall) -> list[str]:

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from sidecar.effects.command_io import subcommand_words, write_targets
+from sidecar.effects.model import Action
+from sidecar.inspection.call_effects import CallEffects
 from sidecar.inspection.inspector import LocalInspector
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
 from sidecar.inspection.shell_calls import ShellCalls
@@ -58,8 +60,13 @@ class PermissionInspector(LocalInspector):
     name = NAME
 
     def __init__(
-        self, policy: PermissionPolicy, grants: GrantLookup, shell_calls: ShellCalls
+        self,
+        policy: PermissionPolicy,
+        grants: GrantLookup,
+        shell_calls: ShellCalls,
+        effects: CallEffects | None = None,
     ) -> None:
+        self._effects = effects
         self._policy = policy
         self._grants = grants
         self._shell_calls = shell_calls
@@ -179,6 +186,8 @@ class PermissionInspector(LocalInspector):
                 return _finding(Verdict.ALLOW, "permission.read_only", f"{call.name} only reads")
             if analysis is not None and self._read_only_shell(analysis):
                 return _READ_ONLY_COMMANDS
+            if self._only_looks(call):
+                return _ONLY_LOOKS
         key = (mode, call.name)
         finding = self._asks.get(key)
         if finding is None:
@@ -198,6 +207,19 @@ class PermissionInspector(LocalInspector):
                 self._asks.clear()
             self._asks[key] = finding
         return finding
+
+    def _only_looks(self, call: ToolCall) -> bool:
+        """The call's effects are reads of ordinary files and network GETs (kubectl get,
+        git log, ruff check, curl ... | jq, Read, Grep, WebFetch): nothing to ask about."""
+        if self._effects is None:
+            return False
+        report = self._effects.of(call)
+        if not report.read_only:
+            return False
+        classes = self._effects.analyser.judge_rules.classes_of
+        return not any(
+            not _SENSITIVE.isdisjoint(classes(e)) for e in report.effects if e.action is _READ
+        )
 
     def _read_only_shell(self, analysis: ShellAnalysis) -> bool:
         if analysis.problems or analysis.parse_error or not analysis.commands:
@@ -224,6 +246,12 @@ def _finding(verdict: Verdict, rule_id: str, message: str) -> Finding:
 
 # Findings that never vary are built once (they are immutable).
 _MODE_AUTO = _finding(Verdict.ALLOW, "permission.mode_auto", "mode auto approves calls")
+_ONLY_LOOKS = _finding(
+    Verdict.ALLOW, "permission.only_reads", "the call only reads files or fetches pages"
+)
+_READ = Action.READ
+# Reading these is never "just reading": it asks (or worse, from the security inspector).
+_SENSITIVE = frozenset({"credentials", "key_stores", "sidecar", "unresolved", "access_control"})
 _READ_ONLY_COMMANDS = _finding(
     Verdict.ALLOW, "permission.read_only_command", "every command only reads"
 )
