@@ -146,7 +146,7 @@ def _command_effects(
         output_sources = (ENVIRONMENT,)
     if parsed is not None and any(e.action in _NETWORK for e in found):
         found.extend(_secrets_sent(command, parsed.options, found))
-    found = [_with_flow(effect, flow, input_origin, input_sources) for effect in found]
+    found = [_with_flow(effect, flow, input_origin, input_sources, input_text) for effect in found]
     found.extend(_redirect_effects(command, output_origin, output_sources, output_text, flow))
     _remember(found, flow, output_origin, output_sources)
     flow.outputs[id(command)] = (output_origin, output_sources, output_text)
@@ -281,14 +281,20 @@ _UNRESOLVED = frozenset({"unresolved"})
 
 
 def _with_flow(
-    effect: Effect, flow: _Flow, input_origin: Origin, input_sources: tuple[str, ...]
+    effect: Effect,
+    flow: _Flow,
+    input_origin: Origin,
+    input_sources: tuple[str, ...],
+    input_text: str = "",
 ) -> Effect:
     """Resolve an effect's origin and data against what the line produced before it."""
     action = effect.action
     if effect.target == STDIN and action in _RUNS and effect.origin is Origin.NONE:
         fed = input_origin if input_origin is not Origin.NONE else Origin.UNKNOWN
         flags = effect.flags - _UNRESOLVED
-        return effect._replace(origin=fed, data=input_sources, flags=flags)
+        return effect._replace(
+            origin=fed, data=input_sources, flags=flags, content=input_text or effect.content
+        )
     if action in (Action.EXECUTE, Action.INSTALL, Action.PERSIST) and effect.target not in (
         STDIN,
         UNRESOLVED,

@@ -16,6 +16,7 @@ from sidecar.effects.analyser import EffectAnalyser, Judged
 from sidecar.effects.hosts import host_of
 from sidecar.effects.model import Action, Effect, Origin
 from sidecar.effects.paths import normalise
+from sidecar.effects.written_code import commands_in, cron_commands
 from sidecar.inspection.model import ToolCall
 from sidecar.inspection.shell_calls import ShellCalls
 from sidecar.shell.walk import ShellAnalysis
@@ -90,6 +91,8 @@ class CallEffects:
         for effect in found.effects:
             if effect.action is Action.WRITE and effect.content:
                 effects.extend(self._written_code(effect.target, effect.content, analyses))
+            elif effect.action is Action.PERSIST and effect.content:
+                effects.extend(self._commands(cron_commands(effect.content), analyses))
         report = CallReport(
             form,
             tuple(effects),
@@ -138,15 +141,25 @@ class CallEffects:
             return []
         classes = self.analyser.classes.classify(path)
         is_script = content.startswith("#!") or path.endswith(_SHELL_SUFFIXES)
-        if not is_script and RUNS_LATER.isdisjoint(classes):
+        if not is_script and RUNS_LATER.isdisjoint(classes) and not commands_in(path, content):
             return []
         if not _is_shell_text(path, content):
-            return []  # code in other languages: judged by the language analysers
-        analysis = shell_analyse(content[:_MAX_CONTENT])
-        analyses.append(analysis)
-        return [
-            e._replace(flags=e.flags | _WRITTEN_CODE) for e in self.analyser.line(analysis).effects
-        ]
+            # Units, desktop entries, cron tables, plists, package.json scripts, CI and
+            # editor tasks hold command lines; code in other languages is for the
+            # language analysers.
+            return self._commands(commands_in(path, content), analyses)
+        return self._commands([content], analyses)
+
+    def _commands(self, lines: list[str], analyses: list[ShellAnalysis]) -> list[Effect]:
+        found: list[Effect] = []
+        for line in lines[:64]:
+            analysis = shell_analyse(line[:_MAX_CONTENT])
+            analyses.append(analysis)
+            found.extend(
+                e._replace(flags=e.flags | _WRITTEN_CODE)
+                for e in self.analyser.line(analysis).effects
+            )
+        return found
 
 
 def _is_shell_text(path: str, content: str) -> bool:

@@ -1,0 +1,142 @@
+"""Command lines inside files that other programs run: service units, desktop entries, cron
+tables, launchd plists, package.json scripts, CI workflows, editor tasks, Makefiles.
+
+A call that writes such a file is judged by what the file will run: a systemd unit whose
+ExecStart pipes a download into a shell is remote code execution, whoever writes it.
+Formats are read leniently (an edit may hold only a fragment of the file).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import re2
+
+_MAX_LINES = 2000
+_UNIT_EXEC = re2.compile(r"(?m)^\s*Exec[A-Za-z]*\s*=\s*[-@:+!]*(.+)$")
+_DESKTOP_FIELD_CODES = re2.compile(r"%[fFuUdDnNickvm]")
+_PLIST_ARGUMENTS = re2.compile(r"(?s)<key>\s*ProgramArguments\s*</key>\s*<array>(.*?)</array>")
+_PLIST_PROGRAM = re2.compile(r"(?s)<key>\s*Program\s*</key>\s*<string>(.*?)</string>")
+_PLIST_STRING = re2.compile(r"(?s)<string>(.*?)</string>")
+_PACKAGE_SCRIPT = re2.compile(
+    r'"((?:pre|post)?(?:install|uninstall|publish|pack|prepare|prepublish|prepublishOnly|test|'
+    r'start|build|dev|lint|serve|version|shrinkwrap))"\s*:\s*"((?:[^"\\]|\\.)*)"'
+)
+_WORKFLOW_RUN = re2.compile(r"(?m)^(\s*)-?\s*run:\s*(.*)$")
+_TASK_COMMAND = re2.compile(r'"command"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_CRON_LINE = re2.compile(
+    r"^\s*(?:@(?:reboot|yearly|annually|monthly|weekly|daily|midnight|hourly)|"
+    r"(?:\S+\s+){4}\S+)\s+(.+)$"
+)
+_USER_FIELD = re2.compile(r"^[a-z_][a-z0-9_-]*\s+(.+)$")
+
+
+def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
+    """Command lines that the file at `path` makes some program run, or [] if none found."""
+    name = path.rsplit("/", 1)[-1]
+    if cron or _is_cron_path(path):
+        return cron_commands(content, system=_is_system_cron(path))
+    if name.endswith((".service", ".socket", ".timer", ".path", ".mount")):
+        return [m for m in _UNIT_EXEC.findall(content)]
+    if name.endswith(".desktop"):
+        return [
+            _DESKTOP_FIELD_CODES.sub("", line.split("=", 1)[1]).strip()
+            for line in content.splitlines()
+            if line.strip().startswith(("Exec=", "TryExec="))
+        ]
+    if name.endswith(".plist"):
+        return plist_commands(content)
+    if name == "package.json":
+        return [_json_unescape(m[1]) for m in _PACKAGE_SCRIPT.findall(content)]
+    if name in ("tasks.json", "launch.json", "settings.json") and "/.vscode/" in "/" + path:
+        return [_json_unescape(m) for m in _TASK_COMMAND.findall(content)]
+    if name.endswith((".yml", ".yaml")) and (
+        "workflows/" in path or name in (".gitlab-ci.yml", "config.yml", "azure-pipelines.yml")
+    ):
+        return workflow_commands(content)
+    if name in ("Makefile", "makefile", "GNUmakefile") or name.endswith(".mk"):
+        return [
+            line.strip().lstrip("@-+").strip()
+            for line in content.splitlines()[:_MAX_LINES]
+            if line.startswith("\t") and line.strip()
+        ]
+    return []
+
+
+def cron_commands(content: str, system: bool = False) -> list[str]:
+    found: list[str] = []
+    for line in content.splitlines()[:_MAX_LINES]:
+        text = line.strip()
+        if not text or text.startswith("#") or "=" in text.split(None, 1)[0]:
+            continue  # comments and VAR=value lines
+        match = _CRON_LINE.search(text)
+        if match is None:
+            continue
+        command = match.group(1)
+        if system:  # /etc/crontab and cron.d name the user first
+            user = _USER_FIELD.search(command)
+            if user is not None:
+                command = user.group(1)
+        found.append(command)
+    return found
+
+
+def plist_commands(content: str) -> list[str]:
+    found: list[str] = []
+    for block in _PLIST_ARGUMENTS.findall(content):
+        argv = [_xml_unescape(s) for s in _PLIST_STRING.findall(block)]
+        if argv:
+            found.append(shlex.join(argv))
+    for program in _PLIST_PROGRAM.findall(content):
+        found.append(shlex.quote(_xml_unescape(program.strip())))
+    return found
+
+
+def workflow_commands(content: str) -> list[str]:
+    """`run: cmd` and `run: |` blocks of a CI workflow."""
+    lines = content.splitlines()[:_MAX_LINES]
+    found: list[str] = []
+    index = 0
+    while index < len(lines):
+        match = _WORKFLOW_RUN.search(lines[index])
+        index += 1
+        if match is None:
+            continue
+        value = match.group(2).strip()
+        if value in ("|", ">", "|-", ">-", "|+", ">+"):
+            indent = len(match.group(1)) + 1
+            block: list[str] = []
+            while index < len(lines) and (
+                not lines[index].strip() or len(lines[index]) - len(lines[index].lstrip()) > indent
+            ):
+                block.append(lines[index].strip())
+                index += 1
+            found.append("\n".join(block))
+        elif value:
+            found.append(value.strip("'\""))
+    return found
+
+
+def _is_cron_path(path: str) -> bool:
+    return path.startswith(("/etc/cron", "/var/spool/cron", "/etc/anacrontab")) or path in (
+        "/etc/crontab",
+    )
+
+
+def _is_system_cron(path: str) -> bool:
+    return path == "/etc/crontab" or path.startswith("/etc/cron.d/")
+
+
+def _json_unescape(text: str) -> str:
+    try:
+        value = json.loads(f'"{text}"')
+    except ValueError:
+        return text
+    return value if isinstance(value, str) else text
+
+
+def _xml_unescape(text: str) -> str:
+    for escaped, plain in (("&lt;", "<"), ("&gt;", ">"), ("&quot;", '"'), ("&apos;", "'")):
+        text = text.replace(escaped, plain)
+    return text.replace("&amp;", "&")
