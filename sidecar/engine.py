@@ -28,6 +28,7 @@ from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import LoadedPolicy, PolicyError, PolicyProblem
 from sidecar.policy.schema import Policy
 from sidecar.secrets import SecretScanner
+from sidecar.state.session_facts import SessionFacts
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +66,7 @@ class EngineParts:
     repetition: RepetitionTracker
     taint: TaintTracker = field(default_factory=TaintTracker)
     own_paths: tuple[str, ...] = ()  # the state file, policy directories, sockets
+    facts: SessionFacts | None = None  # what sessions' calls created (data flow across calls)
 
 
 def compile_policy(
@@ -88,7 +90,7 @@ def compile_policy(
     problems = analyser.problems()
     if problems:
         raise PolicyError([PolicyProblem("(merged policy)", None, "effects", p) for p in problems])
-    call_effects = CallEffects(rules.shell_calls, analyser)
+    call_effects = CallEffects(rules.shell_calls, analyser, parts.facts)
     available: dict[str, Inspector] = {
         "security": SecurityInspector(rules, call_effects),
         "egress": EgressInspector(

@@ -30,6 +30,7 @@ from sidecar.policy.shadow import ShadowEvaluator
 from sidecar.secrets import SecretScanner
 from sidecar.service.context_service import ContextService, add_context_service
 from sidecar.service.policy_service import PolicyService, SlotStatus, StatusReport
+from sidecar.state.session_facts import SessionFacts
 from sidecar.state.store import StateStore
 from sidecar.v1 import sidecar_pb2, sidecar_pb2_grpc
 
@@ -82,7 +83,14 @@ class Sidecar:
         settings = self.settings
         self._store = StateStore(settings.state)
         secrets = SecretScanner()
-        parts = EngineParts(self.metrics, self._store, secrets, RepetitionTracker())
+        parts = EngineParts(
+            self.metrics,
+            self._store,
+            secrets,
+            RepetitionTracker(),
+            own_paths=_own_paths(settings),
+            facts=SessionFacts(self._store),
+        )
         self._decision_log = DecisionLog(settings.decision_log, secrets)
         self.engine = PolicyEngine(parts, self._decision_log)
         self.reloader = PolicyReloader(
@@ -322,6 +330,22 @@ async def _close_later(policy: ActivePolicy, delay: float) -> None:
 
 async def _ignore_result(work: Awaitable[object]) -> None:
     await work
+
+
+def _own_paths(settings: Settings) -> tuple[str, ...]:
+    """The sidecar's own files: calls that reach them are denied (self-protection)."""
+    paths = [str(Path(p).resolve()) for p in settings.policies]
+    paths += [str(Path(p).resolve()) for p in settings.shadow_policies]
+    if settings.bundled_policies:
+        paths.append(str(bundled_policy_dir().resolve()))
+    if settings.state != ":memory:":
+        paths.append(str(Path(settings.state).resolve().parent))
+    paths += [
+        str(Path(a.removeprefix("unix:")).resolve())
+        for a in settings.listen
+        if a.startswith("unix:")
+    ]
+    return tuple(paths)
 
 
 def _bound(address: str, port: int) -> str:

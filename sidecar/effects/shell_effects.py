@@ -147,6 +147,12 @@ def _command_effects(
     if parsed is not None and any(e.action in _NETWORK for e in found):
         found.extend(_secrets_sent(command, parsed.options, found))
     found = [_with_flow(effect, flow, input_origin, input_sources, input_text) for effect in found]
+    read_here = tuple(e.target for e in found if e.action is Action.READ)
+    if read_here:  # tar czf k.tgz ~/.ssh: the archive carries what it read
+        found = [
+            e._replace(data=read_here) if e.action is Action.WRITE and not e.data else e
+            for e in found
+        ]
     found.extend(_redirect_effects(command, output_origin, output_sources, output_text, flow))
     _remember(found, flow, output_origin, output_sources)
     flow.outputs[id(command)] = (output_origin, output_sources, output_text)

@@ -18,9 +18,11 @@ from sidecar.effects.model import Action, Effect, Origin
 from sidecar.effects.paths import normalise
 from sidecar.effects.written_code import commands_in, cron_commands
 from sidecar.inspection.model import ToolCall
+from sidecar.inspection.session_flow import SessionFlow
 from sidecar.inspection.shell_calls import ShellCalls
 from sidecar.shell.walk import ShellAnalysis
 from sidecar.shell.walk import analyse as shell_analyse
+from sidecar.state.session_facts import SessionFacts
 
 _MAX_REMEMBERED = 4096
 _REMEMBERED_LENGTH = 2048  # longer lines are worked out afresh, not kept
@@ -42,19 +44,47 @@ class CallReport(NamedTuple):
 
 
 class CallEffects:
-    def __init__(self, shell_calls: ShellCalls, analyser: EffectAnalyser) -> None:
+    def __init__(
+        self,
+        shell_calls: ShellCalls,
+        analyser: EffectAnalyser,
+        facts: SessionFacts | None = None,
+    ) -> None:
         self.shell_calls = shell_calls
         self.analyser = analyser
         self._lines: dict[str, CallReport] = {}
         self._last: tuple[ToolCall, CallReport] | None = None
+        self._flow = (
+            SessionFlow(facts, analyser.classes.classify, self._code_effects)
+            if facts is not None
+            else None
+        )
 
-    def of(self, call: ToolCall) -> CallReport:
+    def of(self, call: ToolCall, session_id: str = "") -> CallReport:
+        """The call's effects, resolved against what earlier calls of the session made
+        (and recorded for later calls). Several inspectors ask about the same call in a row."""
         last = self._last
         if last is not None and last[0] is call:
             return last[1]
         found = self._work_out(call)
+        if self._flow is not None and session_id:
+            resolved = self._flow.apply(session_id, found.effects)
+            if resolved is not None:
+                found = found._replace(
+                    effects=tuple(resolved), judged=tuple(self.analyser.judge(resolved))
+                )
+            self._flow.record(session_id, found.effects, found.analyses)
         self._last = (call, found)
         return found
+
+    def _code_effects(self, path: str, content: str, cron: bool = False) -> list[Effect]:
+        """What running a file written earlier does, judged from its content."""
+        analyses: list[ShellAnalysis] = []
+        if cron:
+            return self._commands(cron_commands(content), analyses)
+        if _is_shell_text(path, content):
+            return self._commands([content], analyses)
+        return self._commands(commands_in(path, content), analyses)
 
     def _work_out(self, call: ToolCall) -> CallReport:
         form = self.shell_calls.form(call)

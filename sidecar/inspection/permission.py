@@ -117,7 +117,7 @@ class PermissionInspector(LocalInspector):
             )
         if rule_verdict is not None:
             return _finding(rule_verdict, rule_id, rule_reason)
-        return self._by_mode(call, context.mode, analysis)
+        return self._by_mode(call, context.mode, analysis, context.session_id)
 
     @property
     def _needs_analysis(self) -> bool:
@@ -178,7 +178,9 @@ class PermissionInspector(LocalInspector):
                 return True
         return False
 
-    def _by_mode(self, call: ToolCall, mode: Mode, analysis: ShellAnalysis | None) -> Finding:
+    def _by_mode(
+        self, call: ToolCall, mode: Mode, analysis: ShellAnalysis | None, session_id: str = ""
+    ) -> Finding:
         if mode is Mode.AUTO:
             return _MODE_AUTO
         if mode is Mode.SMART_APPROVE:
@@ -186,7 +188,7 @@ class PermissionInspector(LocalInspector):
                 return _finding(Verdict.ALLOW, "permission.read_only", f"{call.name} only reads")
             if analysis is not None and self._read_only_shell(analysis):
                 return _READ_ONLY_COMMANDS
-            if self._only_looks(call):
+            if self._only_looks(call, session_id):
                 return _ONLY_LOOKS
         key = (mode, call.name)
         finding = self._asks.get(key)
@@ -208,12 +210,12 @@ class PermissionInspector(LocalInspector):
             self._asks[key] = finding
         return finding
 
-    def _only_looks(self, call: ToolCall) -> bool:
+    def _only_looks(self, call: ToolCall, session_id: str) -> bool:
         """The call's effects are reads of ordinary files and network GETs (kubectl get,
         git log, ruff check, curl ... | jq, Read, Grep, WebFetch): nothing to ask about."""
         if self._effects is None:
             return False
-        report = self._effects.of(call)
+        report = self._effects.of(call, session_id)
         if not report.read_only:
             return False
         classes = self._effects.analyser.judge_rules.classes_of

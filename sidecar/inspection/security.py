@@ -476,9 +476,9 @@ class SecurityInspector(LocalInspector):
     def inspect_now(
         self, calls: Sequence[ToolCall], context: InspectionContext
     ) -> list[list[Finding]]:
-        return [self.inspect_call(call) for call in calls]
+        return [self.inspect_call(call, context.session_id) for call in calls]
 
-    def inspect_call(self, call: ToolCall) -> list[Finding]:
+    def inspect_call(self, call: ToolCall, session_id: str = "") -> list[Finding]:
         findings = [
             rule.finding()
             for rule in self._rules.argument_rules_for(call.name)
@@ -488,7 +488,7 @@ class SecurityInspector(LocalInspector):
         if analysis is not None:
             findings.extend(self._shell_findings(analysis))
         if self._effects is not None:
-            report = self._effects.of(call)
+            report = self._effects.of(call, session_id)
             for written in report.analyses[1 if analysis is not None else 0 :]:
                 # Code written for later (a script, a hook, a startup file) is judged too.
                 findings.extend(

@@ -72,6 +72,19 @@ MIGRATIONS: tuple[str, ...] = (
         UNIQUE (session_id, id)
     );
     """,
+    # What a session's calls created, for later calls: downloaded or decoded files,
+    # scripts written, secrets staged in files, git remotes added, registries switched.
+    """
+    CREATE TABLE session_facts (
+        session_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        key TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        recorded_at REAL NOT NULL,
+        PRIMARY KEY (session_id, kind, key)
+    );
+    """,
 )
 
 

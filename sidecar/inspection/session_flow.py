@@ -1,0 +1,239 @@
+"""Data flow across the calls of a session: later calls are judged with what earlier ones made.
+
+A file downloaded in one call and run in the next is network code; a script written in one
+call is judged by its content when another call runs it; a file a call filled with secrets
+carries them when a later call sends it; a remote added is new when it is pushed to; a
+switched package registry makes later installs come from it. Facts are recorded from every
+call (denied ones too: only stricter judgements can follow) in the state store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from sidecar.effects.hosts import host_of
+from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
+from sidecar.effects.paths import normalise
+from sidecar.shell.walk import ShellAnalysis, SimpleCommand
+from sidecar.state.session_facts import Fact, SessionFacts
+
+FILE, TREE, CARRIED, REMOTE, REGISTRY = "file", "tree", "carried", "remote", "registry"
+_RUNS = frozenset({Action.EXECUTE, Action.INSTALL, Action.PERSIST})
+_HIDDEN = frozenset({Origin.NETWORK, Origin.DECODED})
+_SECRET_CLASSES = frozenset({"credentials", "key_stores", "environment"})
+MAX_RECORDED_CONTENT = 64 * 1024
+_ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2", ".tar", ".zip")
+_UNPACKERS = frozenset({"tar", "unzip", "7z"})
+_ECOSYSTEMS = {
+    "npm": "npm", "pnpm": "npm", "yarn": "npm", "npx": "npm", "bun": "npm", "pnpx": "npm",
+    "pip": "pip", "pip3": "pip", "uv": "pip", "pipx": "pip", "poetry": "pip", "uvx": "pip",
+    "gem": "gem", "bundle": "gem", "cargo": "cargo", "composer": "composer",
+}  # fmt: skip
+_REGISTRY_KEYS = {
+    "registry": "npm", "npmregistryserver": "npm", "global.index-url": "pip",
+    "global.extra-index-url": "pip", "install.index-url": "pip", "index-url": "pip",
+    "extra-index-url": "pip",
+}  # fmt: skip
+_REGISTRY_VARIABLES = {
+    "PIP_INDEX_URL": "pip", "PIP_EXTRA_INDEX_URL": "pip", "UV_INDEX_URL": "pip",
+    "UV_EXTRA_INDEX_URL": "pip", "NPM_CONFIG_REGISTRY": "npm", "YARN_REGISTRY": "npm",
+}  # fmt: skip
+
+
+class SessionFlow:
+    def __init__(
+        self,
+        facts: SessionFacts,
+        classify: Callable[[str], frozenset[str]],
+        code_effects: Callable[[str, str, bool], list[Effect]],
+    ) -> None:
+        self._facts = facts
+        self._classify = classify
+        # (path, content, is a cron table) -> the effects of running it
+        self._code_effects = code_effects
+
+    def apply(self, session_id: str, effects: Sequence[Effect]) -> list[Effect] | None:
+        """The effects resolved against the session's facts; None when nothing changed."""
+        facts = self._facts
+        if not facts.has_any(session_id):
+            return None
+        changed = False
+        result: list[Effect] = []
+        for effect in effects:
+            resolved, extra = self._resolve(session_id, effect)
+            if resolved is not effect or extra:
+                changed = True
+            result.append(resolved)
+            result.extend(extra)
+        if any(e.program.startswith("git") for e in effects):
+            hooks = self._hooks(session_id)
+            if hooks:
+                result.extend(hooks)
+                changed = True
+        return result if changed else None
+
+    def _hooks(self, session_id: str) -> list[Effect]:
+        """Git runs the hooks a session planted (post-checkout, pre-commit, ...)."""
+        found: list[Effect] = []
+        for fact in self._facts.facts(session_id, FILE):
+            if "/.git/hooks/" in "/" + fact.key and fact.detail:
+                found.append(Effect(Action.EXECUTE, fact.key, program="git hook"))
+                found.extend(
+                    e._replace(flags=e.flags | _FROM_SESSION)
+                    for e in self._code_effects(fact.key, fact.detail, False)
+                )
+        return found
+
+    def _resolve(self, session_id: str, effect: Effect) -> tuple[Effect, list[Effect]]:
+        action = effect.action
+        if action is Action.INSTALL and effect.program:
+            ecosystem = _ECOSYSTEMS.get(effect.program.split()[0])
+            if ecosystem and self._facts.fact(session_id, REGISTRY, ecosystem) is not None:
+                return effect._replace(flags=effect.flags | _CUSTOM_INDEX), []
+        if action in _RUNS and effect.target not in (STDIN, UNRESOLVED):
+            fact = self._file_fact(session_id, effect.target)
+            if fact is None:
+                return effect, []
+            if fact.origin in (Origin.NETWORK.value, Origin.DECODED.value):
+                return effect._replace(origin=Origin(fact.origin)), []
+            if fact.detail and "from_session" not in effect.flags:
+                # A script written earlier: judged by what it holds, now that it runs.
+                cron = action is Action.PERSIST
+                extra = [
+                    e._replace(flags=e.flags | _FROM_SESSION)
+                    for e in self._code_effects(effect.target, fact.detail, cron)
+                ]
+                return effect, extra
+            return effect, []
+        if action is Action.SEND:
+            return self._resolve_send(session_id, effect), []
+        return effect, []
+
+    def _resolve_send(self, session_id: str, effect: Effect) -> Effect:
+        if "git_remote" in effect.flags:
+            remote = self._facts.fact(session_id, REMOTE, effect.target)
+            if remote is not None:
+                host = host_of(remote.detail) or remote.detail
+                return effect._replace(target=host, flags=effect.flags | _NEW_REMOTE)
+        data: list[str] = []
+        for item in effect.data:
+            data.append(item)
+            carried = self._facts.fact(session_id, CARRIED, item)
+            if carried is not None:
+                data.extend(carried.detail.split("\n"))
+        if len(data) == len(effect.data):
+            return effect
+        return effect._replace(data=tuple(dict.fromkeys(data)))
+
+    def _file_fact(self, session_id: str, path: str) -> Fact | None:
+        fact = self._facts.fact(session_id, FILE, path)
+        if fact is not None:
+            return fact
+        if not path.startswith(("/", "~")):
+            # `bash scripts/x.sh` after a write to /home/dev/project/scripts/x.sh: without the
+            # agent's working directory, a recorded path that ends with this one counts.
+            tail = "/" + path
+            for recorded in self._facts.facts(session_id, FILE):
+                if recorded.key.endswith(tail):
+                    return recorded
+        for tree in self._facts.facts(session_id, TREE):
+            if path == tree.key or path.startswith(tree.key.rstrip("/") + "/"):
+                return tree
+        return None
+
+    def record(
+        self, session_id: str, effects: Sequence[Effect], analyses: Sequence[ShellAnalysis]
+    ) -> None:
+        facts = list(self._facts_from(session_id, effects))
+        for analysis in analyses[:1]:
+            facts.extend(_command_facts(analysis.commands))
+        self._facts.record(session_id, facts)
+
+    def _facts_from(self, session_id: str, effects: Sequence[Effect]) -> Iterable[Fact]:
+        archives = [
+            e.target
+            for e in effects
+            if e.action is Action.READ and e.program in _UNPACKERS and e.target != UNRESOLVED
+        ]
+        for effect in effects:
+            if effect.action is not Action.WRITE or "written_code" in effect.flags:
+                continue
+            path = effect.target
+            if path in (UNRESOLVED, STDIN, "") or "unresolved" in effect.flags:
+                continue
+            if "unpack" in effect.flags:
+                yield from self._unpacked(session_id, path, archives)
+                continue
+            if effect.origin in _HIDDEN:
+                yield Fact(FILE, path, effect.origin.value)
+            elif effect.content and len(effect.content) <= MAX_RECORDED_CONTENT:
+                # Kept to judge it if a later call runs it (a script, a cron table, a hook).
+                yield Fact(FILE, path, Origin.LITERAL.value, effect.content)
+            secret_sources = [
+                s
+                for s in effect.data
+                if s == ENVIRONMENT or not _SECRET_CLASSES.isdisjoint(self._classify(s))
+            ]
+            if secret_sources:
+                yield Fact(CARRIED, path, "", "\n".join(secret_sources))
+            if path.rsplit("/", 1)[-1] in (".npmrc", "pip.conf", ".yarnrc", ".yarnrc.yml"):
+                yield from _registry_in_config(path, effect.content)
+
+    def _unpacked(self, session_id: str, destination: str, archives: list[str]) -> Iterable[Fact]:
+        for archive in archives:
+            fact = self._facts.fact(session_id, FILE, archive)
+            if fact is None or fact.origin not in (Origin.NETWORK.value, Origin.DECODED.value):
+                continue
+            stem = _archive_stem(archive)
+            base = "" if destination in (".", "") else destination.rstrip("/") + "/"
+            yield Fact(TREE, normalise(base + stem), fact.origin)
+            if base:
+                yield Fact(TREE, destination, fact.origin)
+
+
+def _command_facts(commands: Sequence[SimpleCommand]) -> Iterable[Fact]:
+    for command in commands:
+        words = [w for w in command.positionals if type(w) is str]
+        if command.program == "git" and "remote" in words:
+            at = words.index("remote")
+            rest = words[at + 1 :]
+            if len(rest) >= 3 and rest[0] in ("add", "set-url"):
+                yield Fact(REMOTE, rest[1], "", rest[2])
+        elif command.program in ("npm", "pnpm", "yarn", "pip", "pip3", "uv") and "set" in words:
+            at = words.index("set")
+            rest = words[at + 1 :]
+            if rest:
+                key, _, value = rest[0].partition("=")
+                value = value or (rest[1] if len(rest) > 1 else "")
+                ecosystem = _REGISTRY_KEYS.get(key.lower())
+                if ecosystem and value:
+                    yield Fact(REGISTRY, ecosystem, "", value)
+        elif command.program in ("export", "(assign)", "declare"):
+            for word in command.args:
+                name, equals, value = word.partition("=")
+                ecosystem = _REGISTRY_VARIABLES.get(name)
+                if equals and ecosystem and value:
+                    yield Fact(REGISTRY, ecosystem, "", value)
+
+
+def _registry_in_config(path: str, content: str) -> Iterable[Fact]:
+    ecosystem = "pip" if path.endswith("pip.conf") else "npm"
+    for line in content.splitlines():
+        key, sep, value = line.partition("=")
+        if not sep:
+            key, sep, value = line.partition(":")
+        if sep and key.strip().lower().lstrip("@").split(":")[-1] in _REGISTRY_KEYS:
+            yield Fact(REGISTRY, ecosystem, "", value.strip().strip("\"'"))
+
+
+def _archive_stem(archive: str) -> str:
+    name = archive.rsplit("/", 1)[-1]
+    for suffix in _ARCHIVE_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+_FROM_SESSION = frozenset({"from_session"})
+_CUSTOM_INDEX = frozenset({"custom_index"})
+_NEW_REMOTE = frozenset({"new_remote"})
