@@ -744,7 +744,9 @@ def _follow_nested(
     if program in ("eval", "source", "."):
         if program == "eval":
             text = " ".join(rest)
-            if any(_dynamic(w) for w in rest) and not _trusted_generator(command.input_from):
+            if any(_dynamic(w) for w in rest):
+                if _trusted_generator(command.input_from):
+                    return  # the setup code a local tool prints (its command is walked)
                 walk.problems.append("eval runs code computed at run time")
             _walk_script(walk, text, depth + 1, "eval", command.input_from)
         elif command.input_from is not None:

