@@ -9,7 +9,11 @@ from collections.abc import Callable
 
 from sidecar.code.collector import Nested
 from sidecar.code.javascript import analyse_javascript
+from sidecar.code.powershell import analyse_powershell
+from sidecar.code.perl import analyse_perl
+from sidecar.code.php import analyse_php
 from sidecar.code.python import analyse_python
+from sidecar.code.ruby import analyse_ruby
 from sidecar.effects.model import CodeAnalysis
 
 DEFAULT_MAX_BYTES = 64 * 1024  # past this, code is not analysed: "too large to analyse"
@@ -54,4 +58,8 @@ def _analyse(language: str, code: str, depth: int) -> CodeAnalysis:
 _ANALYSERS: dict[str, Callable[[str, Nested, int], CodeAnalysis]] = {
     "python": analyse_python,
     "javascript": analyse_javascript,
+    "powershell": analyse_powershell,
+    "ruby": analyse_ruby,
+    "perl": analyse_perl,
+    "php": analyse_php,
 }

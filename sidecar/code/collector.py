@@ -144,20 +144,32 @@ class Collector:
     def spawn(self, command: object, api: str) -> None:
         """A command line (text) or an argv (tuple) handed to a shell or exec'd."""
         line = command_line(command)
+        if isinstance(command, Data) and command.origin in (Origin.DECODED, Origin.NETWORK):
+            # a command hidden by encoding, or sent by another machine
+            self.effects.append(
+                Effect(Action.EXECUTE, STDIN, command.origin, (), frozenset(), api,
+                       (line or "")[:65536])
+            )  # fmt: skip
+            if command.origin is Origin.NETWORK:
+                self._network_code = True
         if line is None:
             known = _partial(command)
             suffix = f": {known[:200]}" if known else ""
             self.problems.append(f"{api} runs a command computed at run time{suffix}")
+            if known:
+                self._note_shell(known)
             return
-        if isinstance(command, Data) and command.origin in (Origin.DECODED, Origin.NETWORK):
-            self.effects.append(
-                Effect(Action.EXECUTE, STDIN, command.origin, (), frozenset(), api, line[:65536])
-            )
         if not line.strip():
             return
         self.shell.append(line)
+        self._note_shell(line)
+
+    def _note_shell(self, line: str) -> None:
+        """A shell started by the code; `sh -i <&3 >&3` puts it on a socket's descriptor."""
         if _program_of(line) in SHELL_PROGRAMS:
             self._shell_spawns.append(_first_word(line))
+            if "<&" in line or ">&" in line:
+                self._stdio_to_socket = True
 
     def feed(self, command: object, data: object, api: str) -> None:
         """Text written to a started program's standard input: for a shell or an

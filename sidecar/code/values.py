@@ -170,6 +170,32 @@ def sources_of(value: object) -> tuple[str, ...]:
     return ()
 
 
+def printf(template: str, values: object) -> object:
+    """sprintf/format with %s and %d (what commands are built with); anything fancier is
+    not folded."""
+    items = values if is_list(values) else (values,)
+    assert isinstance(items, tuple)
+    out: list[object] = []
+    index = 0
+    position = 0
+    while position < len(template):
+        char = template[position]
+        if char != "%":
+            out.append(char)
+            position += 1
+            continue
+        conversion = template[position + 1 : position + 2]
+        position += 2
+        if conversion == "%":
+            out.append("%")
+        elif conversion in ("s", "d", "i"):
+            out.append(items[index] if index < len(items) else UNKNOWN)
+            index += 1
+        else:
+            return UNKNOWN
+    return concat(out)
+
+
 # --- paths ---------------------------------------------------------------------------
 
 _HOME_PREFIXES = ("$HOME", "${HOME}", "%USERPROFILE%", "$env:HOME", "${env:HOME}")
