@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 from sidecar.code.collector import Nested
 from sidecar.code.javascript import analyse_javascript
-from sidecar.code.powershell import analyse_powershell
 from sidecar.code.perl import analyse_perl
 from sidecar.code.php import analyse_php
+from sidecar.code.powershell import analyse_powershell
 from sidecar.code.python import analyse_python
 from sidecar.code.ruby import analyse_ruby
 from sidecar.effects.model import CodeAnalysis
@@ -21,12 +21,27 @@ LANGUAGES = ("python", "javascript", "powershell", "ruby", "perl", "php")
 
 # Other names of the same languages (program names, file extensions).
 _NAMES = {
-    "python": "python", "py": "python", "python2": "python", "python3": "python",
-    "javascript": "javascript", "js": "javascript", "node": "javascript",
-    "nodejs": "javascript", "deno": "javascript", "bun": "javascript", "typescript": "javascript",
-    "ts": "javascript", "powershell": "powershell", "pwsh": "powershell", "ps1": "powershell",
-    "ruby": "ruby", "rb": "ruby", "perl": "perl", "pl": "perl", "php": "php",
-}  # fmt: skip
+    "python": "python",
+    "py": "python",
+    "python2": "python",
+    "python3": "python",
+    "javascript": "javascript",
+    "js": "javascript",
+    "node": "javascript",
+    "nodejs": "javascript",
+    "deno": "javascript",
+    "bun": "javascript",
+    "typescript": "javascript",
+    "ts": "javascript",
+    "powershell": "powershell",
+    "pwsh": "powershell",
+    "ps1": "powershell",
+    "ruby": "ruby",
+    "rb": "ruby",
+    "perl": "perl",
+    "pl": "perl",
+    "php": "php",
+}
 
 log = logging.getLogger(__name__)
 

@@ -38,9 +38,13 @@ def reads(index: int = 0, *, listing: bool = False, name: str = "") -> Handler:
 
 
 def writes(
-    index: int = 0, content: int | None = 1, *, append: bool = False, name: str = "",
+    index: int = 0,
+    content: int | None = 1,
+    *,
+    append: bool = False,
+    name: str = "",
     flags: tuple[str, ...] = (),
-) -> Handler:  # fmt: skip
+) -> Handler:
     def handler(a: TreeAnalyser, args: Args) -> object:
         path = args.get(index, "path")
         text = args.get(content, "content") if content is not None else None
@@ -73,8 +77,9 @@ def copies(
 ) -> Handler:
     def handler(a: TreeAnalyser, args: Args) -> object:
         deep = recursive if isinstance(recursive, bool) else _truthy(args.option(recursive))
-        a.out.copy(args.get(source, "source"), args.get(destination, "destination"), name,
-                   recursive=deep)  # fmt: skip
+        a.out.copy(
+            args.get(source, "source"), args.get(destination, "destination"), name, recursive=deep
+        )
         return None
 
     return handler

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Iterable
-from typing import NamedTuple
 
 from sidecar.code.values import (
     ANY_ADDRESS,
@@ -33,19 +32,32 @@ from sidecar.effects.model import (
 )
 
 # Programs that give whoever talks to their standard input a shell.
-SHELL_PROGRAMS = frozenset({
-    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "csh", "tcsh", "fish", "busybox",
-    "cmd", "cmd.exe", "powershell", "powershell.exe", "pwsh", "pwsh.exe",
-})  # fmt: skip
+SHELL_PROGRAMS = frozenset(
+    {
+        "sh",
+        "bash",
+        "dash",
+        "zsh",
+        "ksh",
+        "mksh",
+        "ash",
+        "csh",
+        "tcsh",
+        "fish",
+        "busybox",
+        "cmd",
+        "cmd.exe",
+        "powershell",
+        "powershell.exe",
+        "pwsh",
+        "pwsh.exe",
+    }
+)
 
 MAX_NESTED = 6  # eval of eval of ...: deeper than this is a problem
 
 # Analyses code of a language at a nesting depth: how eval("...") of a constant is followed.
 Nested = Callable[[str, str, int], CodeAnalysis]
-
-
-class _Write(NamedTuple):
-    index: int  # position of the WRITE effect, so later writes through a handle add content
 
 
 class Collector:
@@ -147,9 +159,16 @@ class Collector:
         if isinstance(command, Data) and command.origin in (Origin.DECODED, Origin.NETWORK):
             # a command hidden by encoding, or sent by another machine
             self.effects.append(
-                Effect(Action.EXECUTE, STDIN, command.origin, (), frozenset(), api,
-                       (line or "")[:65536])
-            )  # fmt: skip
+                Effect(
+                    Action.EXECUTE,
+                    STDIN,
+                    command.origin,
+                    (),
+                    frozenset(),
+                    api,
+                    (line or "")[:65536],
+                )
+            )
             if command.origin is Origin.NETWORK:
                 self._network_code = True
         if line is None:
@@ -198,9 +217,16 @@ class Collector:
                 target = normal_path(code.sources[0], self.cwd)
             if code.origin is not Origin.LITERAL:
                 self.effects.append(
-                    Effect(Action.EXECUTE, target, code.origin, (), frozenset(), api,
-                           (code.text or "")[:65536])
-                )  # fmt: skip
+                    Effect(
+                        Action.EXECUTE,
+                        target,
+                        code.origin,
+                        (),
+                        frozenset(),
+                        api,
+                        (code.text or "")[:65536],
+                    )
+                )
             if code.origin is Origin.NETWORK:
                 self._network_code = True
             if code.text is not None:
@@ -255,8 +281,7 @@ class Collector:
             if value is None:
                 continue
             found = sources_of(value)
-            carried.extend(self.target(s)[0] if s.startswith(("/", "~", ".")) else s
-                           for s in found)  # fmt: skip
+            carried.extend(self.target(s)[0] if s.startswith(("/", "~", ".")) else s for s in found)
             if value is UNKNOWN:
                 carried.append(UNRESOLVED)
                 flags = flags | {"unresolved"}
@@ -296,9 +321,10 @@ class Collector:
         text = text_of(target)
         flags = frozenset() if text is not None else frozenset({"unresolved"})
         self.effects.append(
-            Effect(Action.KILL, text if text is not None else UNRESOLVED, Origin.NONE, (),
-                   flags, api)
-        )  # fmt: skip
+            Effect(
+                Action.KILL, text if text is not None else UNRESOLVED, Origin.NONE, (), flags, api
+            )
+        )
 
     def problem(self, text: str) -> None:
         self.problems.append(text)
@@ -316,9 +342,15 @@ class Collector:
             shell = self._shell_spawns[0] if self._shell_spawns else STDIN
             origin = Origin.LITERAL if self._shell_spawns else Origin.NETWORK
             effects.append(
-                Effect(Action.EXECUTE, shell, origin, (), frozenset({"reverse_shell"}),
-                       effects[self._connections[0]].program)
-            )  # fmt: skip
+                Effect(
+                    Action.EXECUTE,
+                    shell,
+                    origin,
+                    (),
+                    frozenset({"reverse_shell"}),
+                    effects[self._connections[0]].program,
+                )
+            )
         return CodeAnalysis(
             tuple(dict.fromkeys(effects)),
             tuple(dict.fromkeys(self.shell)),
@@ -327,8 +359,14 @@ class Collector:
         )
 
 
-_ORIGIN_ORDER = [Origin.NONE, Origin.LITERAL, Origin.FILE, Origin.UNKNOWN, Origin.DECODED,
-                 Origin.NETWORK]  # fmt: skip
+_ORIGIN_ORDER = [
+    Origin.NONE,
+    Origin.LITERAL,
+    Origin.FILE,
+    Origin.UNKNOWN,
+    Origin.DECODED,
+    Origin.NETWORK,
+]
 
 
 def _content(content: object) -> tuple[Origin, str]:

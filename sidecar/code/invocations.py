@@ -102,10 +102,26 @@ def _python(args: list[str], stdin_text: str | None) -> Found:
 
 # --- javascript ----------------------------------------------------------------------------
 
-_NODE_VALUE = frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader",
-                         "-C", "--conditions", "--title", "--input-type", "--env-file",
-                         "--stack-size", "--max-old-space-size", "--inspect-port",
-                         "--disable-warning", "--watch-path", "--test-reporter"})  # fmt: skip
+_NODE_VALUE = frozenset(
+    {
+        "-r",
+        "--require",
+        "--import",
+        "--loader",
+        "--experimental-loader",
+        "-C",
+        "--conditions",
+        "--title",
+        "--input-type",
+        "--env-file",
+        "--stack-size",
+        "--max-old-space-size",
+        "--inspect-port",
+        "--disable-warning",
+        "--watch-path",
+        "--test-reporter",
+    }
+)
 
 
 def _node(args: list[str], stdin_text: str | None) -> Found:
@@ -130,8 +146,21 @@ def _node(args: list[str], stdin_text: str | None) -> Found:
     return _stdin("javascript", stdin_text)
 
 
-_DENO_VALUE = frozenset({"--ext", "--config", "-c", "--import-map", "--location", "--seed",
-                         "--v8-flags", "--cert", "--lock", "--env-file", "--inspect"})  # fmt: skip
+_DENO_VALUE = frozenset(
+    {
+        "--ext",
+        "--config",
+        "-c",
+        "--import-map",
+        "--location",
+        "--seed",
+        "--v8-flags",
+        "--cert",
+        "--lock",
+        "--env-file",
+        "--inspect",
+    }
+)
 
 
 def _deno(args: list[str], stdin_text: str | None) -> Found:
@@ -295,18 +324,56 @@ def _php(args: list[str], stdin_text: str | None) -> Found:
 # --- powershell ----------------------------------------------------------------------------
 
 # Parameters that take a value, by full name; any unambiguous prefix is accepted.
-_PS_VALUE = ("executionpolicy", "inputformat", "outputformat", "workingdirectory",
-             "windowstyle", "configurationname", "configurationfile", "custompipename",
-             "settingsfile", "psconsolefile", "version", "file")  # fmt: skip
-_PS_SHORT = {"ep": "executionpolicy", "ex": "executionpolicy", "if": "inputformat",
-             "of": "outputformat", "wd": "workingdirectory", "w": "windowstyle",
-             "f": "file", "c": "command", "e": "encodedcommand", "ec": "encodedcommand",
-             "en": "encodedcommand", "enc": "encodedcommand", "v": "version",
-             "nop": "noprofile", "noni": "noninteractive", "nol": "nologo",
-             "noe": "noexit", "ea": "encodedarguments"}  # fmt: skip
-_PS_ALL = (*_PS_VALUE, "command", "encodedcommand", "encodedarguments", "noprofile",
-           "noninteractive", "nologo", "noexit", "sta", "mta", "login", "interactive",
-           "noprofileloadtime", "help")  # fmt: skip
+_PS_VALUE = (
+    "executionpolicy",
+    "inputformat",
+    "outputformat",
+    "workingdirectory",
+    "windowstyle",
+    "configurationname",
+    "configurationfile",
+    "custompipename",
+    "settingsfile",
+    "psconsolefile",
+    "version",
+    "file",
+)
+_PS_SHORT = {
+    "ep": "executionpolicy",
+    "ex": "executionpolicy",
+    "if": "inputformat",
+    "of": "outputformat",
+    "wd": "workingdirectory",
+    "w": "windowstyle",
+    "f": "file",
+    "c": "command",
+    "e": "encodedcommand",
+    "ec": "encodedcommand",
+    "en": "encodedcommand",
+    "enc": "encodedcommand",
+    "v": "version",
+    "nop": "noprofile",
+    "noni": "noninteractive",
+    "nol": "nologo",
+    "noe": "noexit",
+    "ea": "encodedarguments",
+}
+_PS_ALL = (
+    *_PS_VALUE,
+    "command",
+    "encodedcommand",
+    "encodedarguments",
+    "noprofile",
+    "noninteractive",
+    "nologo",
+    "noexit",
+    "sta",
+    "mta",
+    "login",
+    "interactive",
+    "noprofileloadtime",
+    "help",
+)
 
 
 def _ps_parameter(word: str) -> str | None:

@@ -19,9 +19,9 @@ from sidecar.code.syntax import parse, source_bytes
 from sidecar.code.treewalk import Args, Func, Handle, Handler, TreeAnalyser, items_of
 from sidecar.code.values import (
     ANY_ADDRESS,
-    TEMP_DIR,
     ENVIRONMENT_DATA,
     MAX_ITEMS,
+    TEMP_DIR,
     UNKNOWN,
     Data,
     Ref,
@@ -45,26 +45,57 @@ def analyse_javascript(code: str, nested: Nested, depth: int = 0) -> CodeAnalysi
 
 
 _MODULE_ALIASES = {
-    "fs/promises": "fs", "node:fs/promises": "fs", "fs-extra": "fs", "graceful-fs": "fs",
-    "https": "http", "http2": "http", "node-fetch": "fetch", "cross-fetch": "fetch",
-    "undici": "fetch", "shelljs": "shelljs", "execa": "execa", "rimraf": "rimraf",
-    "child-process-promise": "child_process", "tls": "net", "dgram": "net",
-}  # fmt: skip
+    "fs/promises": "fs",
+    "node:fs/promises": "fs",
+    "fs-extra": "fs",
+    "graceful-fs": "fs",
+    "https": "http",
+    "http2": "http",
+    "node-fetch": "fetch",
+    "cross-fetch": "fetch",
+    "undici": "fetch",
+    "shelljs": "shelljs",
+    "execa": "execa",
+    "rimraf": "rimraf",
+    "child-process-promise": "child_process",
+    "tls": "net",
+    "dgram": "net",
+}
 _GLOBALS = {
-    "require": Ref("require"), "process": Ref("process"), "eval": Ref("eval"),
-    "Function": Ref("Function"), "atob": Ref("atob"), "Buffer": Ref("Buffer"),
-    "String": Ref("String"), "fetch": Ref("fetch.fetch"), "setTimeout": Ref("setTimeout"),
-    "setInterval": Ref("setTimeout"), "Deno": Ref("Deno"), "Bun": Ref("Bun"),
-    "decodeURIComponent": Ref("decodeURIComponent"), "unescape": Ref("decodeURIComponent"),
-    "XMLHttpRequest": Ref("XMLHttpRequest"), "WebSocket": Ref("WebSocket"),
-    "globalThis": Ref("globalThis"), "global": Ref("globalThis"), "__dirname": ".",
-    "JSON": Ref("JSON"), "$": Ref("zx.$"), "Object": Ref("Object"),
+    "require": Ref("require"),
+    "process": Ref("process"),
+    "eval": Ref("eval"),
+    "Function": Ref("Function"),
+    "atob": Ref("atob"),
+    "Buffer": Ref("Buffer"),
+    "String": Ref("String"),
+    "fetch": Ref("fetch.fetch"),
+    "setTimeout": Ref("setTimeout"),
+    "setInterval": Ref("setTimeout"),
+    "Deno": Ref("Deno"),
+    "Bun": Ref("Bun"),
+    "decodeURIComponent": Ref("decodeURIComponent"),
+    "unescape": Ref("decodeURIComponent"),
+    "XMLHttpRequest": Ref("XMLHttpRequest"),
+    "WebSocket": Ref("WebSocket"),
+    "globalThis": Ref("globalThis"),
+    "global": Ref("globalThis"),
+    "__dirname": ".",
+    "JSON": Ref("JSON"),
+    "$": Ref("zx.$"),
+    "Object": Ref("Object"),
     "await": Ref("await"),  # `await (x)` outside a known async function parses as a call
-}  # fmt: skip
-_FUNCTIONS = frozenset({
-    "function_declaration", "function_expression", "arrow_function",
-    "generator_function_declaration", "generator_function", "method_definition",
-})  # fmt: skip
+}
+_FUNCTIONS = frozenset(
+    {
+        "function_declaration",
+        "function_expression",
+        "arrow_function",
+        "generator_function_declaration",
+        "generator_function",
+        "method_definition",
+    }
+)
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "b": "\b", "f": "\f", "v": "\v"}
 
 
@@ -155,10 +186,10 @@ class _JavaScript(TreeAnalyser):
                         self.assign(self.text(name), Ref(module))
                 elif part.type == "named_imports":
                     for spec in part.named_children:
-                        name = spec.child_by_field_name("name")
-                        alias = spec.child_by_field_name("alias") or name
-                        if name is not None and alias is not None:
-                            self.assign(self.text(alias), Ref(f"{module}.{self.text(name)}"))
+                        imported = spec.child_by_field_name("name")
+                        alias = spec.child_by_field_name("alias") or imported
+                        if imported is not None and alias is not None:
+                            self.assign(self.text(alias), Ref(f"{module}.{self.text(imported)}"))
 
     def bind(self, target: Node | None, value: object) -> None:
         if target is None:
@@ -237,8 +268,9 @@ class _JavaScript(TreeAnalyser):
             return self.call(node)
         if kind == "new_expression":
             constructor = self.value(node.child_by_field_name("constructor"))
-            return self.invoke(constructor, self.arguments(node.child_by_field_name("arguments")),
-                               new=True)  # fmt: skip
+            return self.invoke(
+                constructor, self.arguments(node.child_by_field_name("arguments")), new=True
+            )
         if kind == "member_expression":
             obj = self.value(node.child_by_field_name("object"))
             prop = node.child_by_field_name("property")
@@ -250,7 +282,7 @@ class _JavaScript(TreeAnalyser):
                 return self.member(obj, index)
             if isinstance(index, int | float) and (isinstance(obj, str) or is_list(obj)):
                 position = int(index)
-                return obj[position] if 0 <= position < len(obj) else None  # type: ignore[index, arg-type]
+                return obj[position] if 0 <= position < len(obj) else None
             return derived(obj, None) if isinstance(obj, Data) else UNKNOWN
         if kind == "binary_expression":
             return self.binary(node)
@@ -302,8 +334,9 @@ class _JavaScript(TreeAnalyser):
             elif child.type == "template_substitution":
                 inner = child.named_children
                 value = self.value(inner[0]) if inner else UNKNOWN
-                parts.append(value if not is_list(value) else ",".join(
-                    text_of(v) or "" for v in value))  # fmt: skip
+                parts.append(
+                    value if not is_list(value) else ",".join(text_of(v) or "" for v in value)
+                )
         return concat(parts)
 
     def array(self, node: Node) -> object:
@@ -329,8 +362,11 @@ class _JavaScript(TreeAnalyser):
                 value = self.value(child.child_by_field_name("value"))
                 if key is None:
                     continue
-                name = self.value(key) if key.type in ("string", "computed_property_name") \
-                    else self.text(key)  # fmt: skip
+                name = (
+                    self.value(key)
+                    if key.type in ("string", "computed_property_name")
+                    else self.text(key)
+                )
                 mapping[name if isinstance(name, str) else f"?{len(mapping)}"] = value
             elif child.type == "shorthand_property_identifier":
                 mapping[self.text(child)] = self.lookup(self.text(child))
@@ -466,7 +502,9 @@ class _JavaScript(TreeAnalyser):
         if isinstance(obj, Func) and name in ("call", "apply", "bind"):
             return self.inline(obj, Args(args.pos[1:], {}))
         if isinstance(obj, dict) and isinstance(obj.get(name), Func):
-            return self.inline(obj[name], args)  # type: ignore[arg-type]
+            method = obj[name]
+            assert isinstance(method, Func)
+            return self.inline(method, args)
         return UNKNOWN
 
     def handle_method(self, handle: Handle, name: str, args: Args) -> object:
@@ -480,8 +518,7 @@ class _JavaScript(TreeAnalyser):
                 self.out.connect(host, port, "net.Socket.connect")
                 return handle
             if name in ("write", "end", "send") and args.pos:
-                self.out.send(self.sockets.get(handle.key, handle.info), [first],
-                              f"socket.{name}")  # fmt: skip
+                self.out.send(self.sockets.get(handle.key, handle.info), [first], f"socket.{name}")
                 return None
             if name == "pipe":
                 if isinstance(first, Handle) and first.kind == "process":
@@ -490,8 +527,7 @@ class _JavaScript(TreeAnalyser):
             if name == "on" and isinstance(args.get(1), Func):
                 func = args.get(1)
                 assert isinstance(func, Func)
-                self.inline(func, Args((Data(Origin.NETWORK, (text_of(handle.info) or "?",)),),
-                                       {}))  # fmt: skip
+                self.inline(func, Args((Data(Origin.NETWORK, (text_of(handle.info) or "?",)),), {}))
                 return handle
             return handle
         if handle.kind == "server" and name == "listen":
@@ -522,12 +558,13 @@ def _module(name: str | None) -> str:
 
 
 def _canonical(name: str) -> str:
-    for prefix, target in (("fs.promises.", "fs."), ("http.", "http."),
-                           ("globalThis.", "")):  # fmt: skip
-        if name.startswith(prefix) and prefix != target:
-            rest = name[len(prefix) :]
-            return _GLOBALS[rest].name if not target and rest in _GLOBALS and isinstance(
-                _GLOBALS[rest], Ref) else target + rest  # fmt: skip
+    """One name per API: fs.promises.rm and fs.rmSync are fs.rm; globalThis.eval is eval."""
+    if name.startswith("fs.promises."):
+        name = "fs." + name.removeprefix("fs.promises.")
+    if name.startswith("globalThis."):
+        known = _GLOBALS.get(name.removeprefix("globalThis."))
+        if isinstance(known, Ref):
+            return known.name
     if name.endswith("Sync") and name.split(".")[0] in ("fs", "child_process"):
         return name[: -len("Sync")]
     return name
@@ -610,8 +647,11 @@ def _string_method(obj: str | Data, name: str, args: Args) -> object:
             numbers = [numbers[0], numbers[0] + numbers[1]]
         return derived(obj, text[slice(*numbers[:2])])
     if name in ("startsWith", "endsWith", "includes") and isinstance(first, str):
-        return {"startsWith": text.startswith, "endsWith": text.endswith,
-                "includes": text.__contains__}[name](first)  # fmt: skip
+        return {
+            "startsWith": text.startswith,
+            "endsWith": text.endswith,
+            "includes": text.__contains__,
+        }[name](first)
     return derived(obj, None) if isinstance(obj, Data) else UNKNOWN
 
 
@@ -776,7 +816,7 @@ def _deno_run(a: TreeAnalyser, args: Args) -> object:
 def _deno_command(a: TreeAnalyser, args: Args) -> object:
     program, options = args.get(0), args.get(1, "", {})
     rest = options.get("args", ()) if isinstance(options, dict) else UNKNOWN
-    command = (program, *rest) if is_list(rest) else UNKNOWN  # type: ignore[misc]
+    command = (program, *rest) if is_list(rest) else UNKNOWN
     return Handle("command", 0, command)
 
 
@@ -890,9 +930,7 @@ _API: dict[str, Handler] = {
     "path.join": _path_join,
     "path.resolve": _path_resolve,
     "path.normalize": _path_resolve,
-    "path.dirname": lambda a, args: (
-        posixpath.dirname(args.get(0)) if isinstance(args.get(0), str) else UNKNOWN
-    ),
+    "path.dirname": lambda a, args: _dirname(args.get(0)),
     "process.cwd": lambda a, args: a.out.cwd or ".",
     "process.chdir": lambda a, args: _chdir(a, args.get(0)),
     "Deno.env.get": lambda a, args: env_value(args.get(0)),
@@ -956,6 +994,10 @@ _API: dict[str, Handler] = {
         a, Args((args.option("port", UNKNOWN), args.option("hostname", "localhost")), {})
     ),
 }
+
+
+def _dirname(path: object) -> object:
+    return posixpath.dirname(path) if isinstance(path, str) else UNKNOWN
 
 
 def _chdir(a: TreeAnalyser, path: object) -> None:

@@ -8,6 +8,8 @@ become effects. Subroutines are inlined with `@_` bound at their call sites.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from tree_sitter import Node
 
 from sidecar.code import apis
@@ -38,11 +40,26 @@ def analyse_perl(code: str, nested: Nested, depth: int = 0) -> CodeAnalysis:
 
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "e": "\x1b", "a": "\a", "f": "\f"}
-_CALLS = frozenset({"function_call_expression", "ambiguous_function_call_expression",
-                    "func1op_call_expression", "func0op_call_expression",
-                    "method_call_expression"})  # fmt: skip
-_STATEMENTS = frozenset({"source_file", "block", "expression_statement", "conditional_statement",
-                         "loop_statement", "cstyle_for_statement", "package_statement"})  # fmt: skip
+_CALLS = frozenset(
+    {
+        "function_call_expression",
+        "ambiguous_function_call_expression",
+        "func1op_call_expression",
+        "func0op_call_expression",
+        "method_call_expression",
+    }
+)
+_STATEMENTS = frozenset(
+    {
+        "source_file",
+        "block",
+        "expression_statement",
+        "conditional_statement",
+        "loop_statement",
+        "cstyle_for_statement",
+        "package_statement",
+    }
+)
 
 
 class _Perl(TreeAnalyser):
@@ -68,9 +85,9 @@ class _Perl(TreeAnalyser):
         if kind == "for_statement":
             variable = node.child_by_field_name("variable")
             items = self.value(node.child_by_field_name("list"))
-            name = self.text(variable) if variable is not None else "$_"
+            loop_name = self.text(variable) if variable is not None else "$_"
             body = node.child_by_field_name("block")
-            return self.loop(lambda item: self.assign(name, item), _as_list(items), body)
+            return self.loop(lambda item: self.assign(loop_name, item), _as_list(items), body)
         if kind == "conditional_statement":
             self.value(node.child_by_field_name("condition"))
             return False
@@ -81,7 +98,7 @@ class _Perl(TreeAnalyser):
 
     # --- expressions ------------------------------------------------------------------
 
-    def evaluate(self, node: Node) -> object:  # noqa: C901, PLR0911, PLR0912
+    def evaluate(self, node: Node) -> object:
         kind = node.type
         if kind == "interpolated_string_literal":
             return self.string(node, interpolate=True)
@@ -96,8 +113,9 @@ class _Perl(TreeAnalyser):
         if kind == "number":
             text = self.text(node).replace("_", "")
             try:
-                return int(text, 0) if not (text.startswith("0") and text.isdigit()) else int(
-                    text, 8)  # fmt: skip
+                return (
+                    int(text, 0) if not (text.startswith("0") and text.isdigit()) else int(text, 8)
+                )
             except ValueError:
                 try:
                     return float(text)
@@ -136,11 +154,11 @@ class _Perl(TreeAnalyser):
         if kind == "binary_expression":
             return self.binary(node)
         if kind in ("list_expression", "anonymous_array_expression"):
-            items: list[object] = []
+            flat: list[object] = []
             for child in node.named_children:
                 value = self.value(child)
-                items.extend(value if is_list(value) else (value,))  # type: ignore[arg-type]
-            return tuple(items) if len(items) <= MAX_ITEMS else UNKNOWN
+                flat.extend(value if is_list(value) else (value,))
+            return tuple(flat) if len(flat) <= MAX_ITEMS else UNKNOWN
         if kind == "parenthesized_expression":
             children = node.named_children
             if not children:
@@ -182,8 +200,10 @@ class _Perl(TreeAnalyser):
             position = child.end_byte
         parts.append(self.src[position : content.end_byte].decode("utf-8", "replace"))
         if not interpolate:
-            parts = [p.replace("\\\\", "\\").replace("\\'", "'") if isinstance(p, str) else p
-                     for p in parts]  # fmt: skip
+            parts = [
+                p.replace("\\\\", "\\").replace("\\'", "'") if isinstance(p, str) else p
+                for p in parts
+            ]
         return concat(parts)
 
     def binary(self, node: Node) -> object:
@@ -205,8 +225,7 @@ class _Perl(TreeAnalyser):
         if target is None:
             return
         if target.type == "variable_declaration":
-            variables = [c for c in target.named_children
-                         if c.type in ("scalar", "array", "hash")]  # fmt: skip
+            variables = [c for c in target.named_children if c.type in ("scalar", "array", "hash")]
             if target.child_by_field_name("variables") is not None or len(variables) > 1:
                 items = _as_list(value)
                 for index, variable in enumerate(variables):
@@ -250,8 +269,13 @@ class _Perl(TreeAnalyser):
             rest = [c for c in node.named_children if c is not function]
             arguments = rest[-1] if rest else None
         values = self.value(arguments) if arguments is not None else ()
-        args = Args(_as_list(values) if arguments is None or arguments.type in (
-            "list_expression", "parenthesized_expression") else (values,), {})  # fmt: skip
+        args = Args(
+            _as_list(values)
+            if arguments is None
+            or arguments.type in ("list_expression", "parenthesized_expression")
+            else (values,),
+            {},
+        )
         if name in self.subs:
             return self.inline(self.subs[name], Args((args.pos,), {}))
         if name == "shift" and not args.pos:
@@ -306,7 +330,7 @@ class _Perl(TreeAnalyser):
 
 def _as_list(value: object) -> tuple[object, ...]:
     if is_list(value):
-        return value  # type: ignore[return-value]
+        return value
     if value is None:
         return ()
     return (value,)
@@ -352,7 +376,7 @@ def _system(a: TreeAnalyser, args: Args) -> object:
     return UNKNOWN
 
 
-def _open(a: TreeAnalyser, args: Args) -> object:  # noqa: PLR0911
+def _open(a: TreeAnalyser, args: Args) -> object:
     """open(FH, MODE, PATH) or open(FH, "MODEPATH"): files, pipes, dups of sockets."""
     assert isinstance(a, _Perl)
     handle = args.get(0)
@@ -361,8 +385,9 @@ def _open(a: TreeAnalyser, args: Args) -> object:  # noqa: PLR0911
     else:
         spec = text_of(args.get(1)) or ""
         stripped = spec.strip()
-        mode = next((m for m in ("+<", "+>", ">>", ">&", "<&", ">", "<", "|") if
-                     stripped.startswith(m)), "")  # fmt: skip
+        mode = next(
+            (m for m in ("+<", "+>", ">>", ">&", "<&", ">", "<", "|") if stripped.startswith(m)), ""
+        )
         target = stripped[len(mode) :].strip() if mode else stripped
         if stripped.endswith("|"):
             mode, target = "-|", stripped[:-1].strip()
@@ -371,7 +396,7 @@ def _open(a: TreeAnalyser, args: Args) -> object:  # noqa: PLR0911
         a.out.stdio_to_socket()
         return 1
     if mode in ("|", "|-", "-|"):
-        a.spawn(target if not is_list(target) else target, "open pipe")
+        a.spawn(target, "open pipe")
         return Handle("process", 0, target)
     if any(c in mode for c in ">+"):
         index = a.out.write(target, "open", append=">>" in mode, truncate=mode == ">")
@@ -392,9 +417,10 @@ def _socket(a: TreeAnalyser, args: Args) -> object:
 
 def _connect(a: TreeAnalyser, args: Args) -> object:
     address = args.get(1)
-    host, port = UNKNOWN, UNKNOWN
+    host: object = UNKNOWN
+    port: object = UNKNOWN
     if isinstance(address, Handle) and address.kind == "sockaddr" and is_list(address.info):
-        host, port = address.info  # type: ignore[misc]
+        host, port = address.info
     assert isinstance(a, _Perl)
     a.out.connect(host, port, "connect")
     name = text_of(args.get(0))
@@ -413,15 +439,16 @@ def _inet_aton(a: TreeAnalyser, args: Args) -> object:
 
 def _io_socket(a: TreeAnalyser, args: Args) -> object:
     options = args.kw or _pairs(args.pos)
-    peer = options.get("PeerAddr", options.get("PeerHost", args.get(0) if len(args.pos) == 1
-                                               else UNKNOWN))  # fmt: skip
+    peer = options.get(
+        "PeerAddr", options.get("PeerHost", args.get(0) if len(args.pos) == 1 else UNKNOWN)
+    )
     port = options.get("PeerPort", UNKNOWN)
     text = text_of(peer)
     if text is not None and ":" in text and port is UNKNOWN:
         text, _, port_text = text.rpartition(":")
         peer, port = text, port_text
     if "LocalPort" in options and "PeerAddr" not in options:
-        a.out.listen(f"0.0.0.0:{text_of(options['LocalPort']) or '?'}", "IO::Socket")  # noqa: S104
+        a.out.listen(f"0.0.0.0:{text_of(options['LocalPort']) or '?'}", "IO::Socket")
         return Handle("server")
     a.out.connect(peer, port, "IO::Socket::INET")
     return Handle("socket", 0, peer)
@@ -504,6 +531,16 @@ def _user_agent(a: TreeAnalyser, args: Args) -> object:
     return Handle("object", 0, "LWP::UserAgent")
 
 
+def _each(values: tuple[object, ...], action: Callable[[object], None]) -> object:
+    for value in values:
+        action(value)
+    return None
+
+
+def _text_method(value: object, method: Callable[[str], str]) -> object:
+    return method(value) if isinstance(value, str) else UNKNOWN
+
+
 _API: dict[str, Handler] = {
     "system": _system,
     "exec": _system,
@@ -527,7 +564,7 @@ _API: dict[str, Handler] = {
     "copy": apis.copies(0, 1, name="File::Copy::copy"),
     "cp": apis.copies(0, 1, name="File::Copy::copy"),
     "chmod": _chmod,
-    "chown": lambda a, args: [a.out.chown(p, "chown") for p in args.pos[2:]] and None,
+    "chown": lambda a, args: _each(args.pos[2:], lambda p: a.out.chown(p, "chown")),
     "symlink": lambda a, args: a.out.write(args.get(1), "symlink", args.get(0), flags=("link",)),
     "link": lambda a, args: a.out.write(args.get(1), "link", args.get(0), flags=("link",)),
     "mkdir": apis.writes(0, None, name="mkdir", flags=("directory",)),
@@ -541,21 +578,26 @@ _API: dict[str, Handler] = {
     "reverse": _reverse,
     "join": _join,
     "sprintf": _sprintf,
-    "chr": lambda a, args: chr(args.pos[0]) if args.pos and isinstance(args.pos[0], int) and
-    0 <= args.pos[0] < 0x110000 else UNKNOWN,  # fmt: skip
-    "lc": lambda a, args: args.get(0).lower() if isinstance(args.get(0), str) else UNKNOWN,  # type: ignore[union-attr]
-    "uc": lambda a, args: args.get(0).upper() if isinstance(args.get(0), str) else UNKNOWN,  # type: ignore[union-attr]
+    "chr": lambda a, args: (
+        chr(args.pos[0])
+        if args.pos and isinstance(args.pos[0], int) and 0 <= args.pos[0] < 0x110000
+        else UNKNOWN
+    ),
+    "lc": lambda a, args: _text_method(args.get(0), str.lower),
+    "uc": lambda a, args: _text_method(args.get(0), str.upper),
     "eval": _eval,
-    "do": lambda a, args: a.out.execute(Data(Origin.FILE, (a.out.target(args.get(0))[0],)),
-                                        "do FILE"),  # fmt: skip
+    "do": lambda a, args: a.out.execute(
+        Data(Origin.FILE, (a.out.target(args.get(0))[0],)), "do FILE"
+    ),
     "get": apis.fetches(0, name="LWP::Simple::get"),
-    "getstore": lambda a, args: a.out.fetch(args.get(0), "LWP::Simple::getstore",
-                                            saved_to=args.get(1)),  # fmt: skip
-    "mirror": lambda a, args: a.out.fetch(args.get(0), "LWP::Simple::mirror",
-                                          saved_to=args.get(1)),  # fmt: skip
+    "getstore": lambda a, args: a.out.fetch(
+        args.get(0), "LWP::Simple::getstore", saved_to=args.get(1)
+    ),
+    "mirror": lambda a, args: a.out.fetch(args.get(0), "LWP::Simple::mirror", saved_to=args.get(1)),
     "getprint": apis.fetches(0, name="LWP::Simple::getprint"),
-    "chdir": lambda a, args: setattr(a.out, "cwd", a.out.target(args.get(0))[0]
-                                     if text_of(args.get(0)) else None),  # fmt: skip
+    "chdir": lambda a, args: setattr(
+        a.out, "cwd", a.out.target(args.get(0))[0] if text_of(args.get(0)) else None
+    ),
     "setuid": apis.privileges(0, name="POSIX::setuid"),
     "home": apis.returns("~"),
     "slurp": apis.reads(0, name="slurp"),

@@ -8,6 +8,8 @@ Program execution (`system`, `exec`, `shell_exec`, `passthru`, `popen`, `proc_op
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from tree_sitter import Node
 
 from sidecar.code import apis
@@ -40,16 +42,44 @@ def analyse_php(code: str, nested: Nested, depth: int = 0) -> CodeAnalysis:
     return out.result()
 
 
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "e": "\x1b", "v": "\v", "f": "\f",
-            "$": "$", '"': '"', "\\": "\\"}  # fmt: skip
-_FUNCTIONS = frozenset({"function_definition", "anonymous_function", "arrow_function",
-                        "method_declaration"})  # fmt: skip
-_STATEMENTS = frozenset({"program", "compound_statement", "if_statement", "else_clause",
-                         "else_if_clause", "while_statement", "do_statement", "for_statement",
-                         "try_statement", "catch_clause", "finally_clause", "switch_statement",
-                         "switch_block", "case_statement", "default_statement",
-                         "class_declaration", "declaration_list", "namespace_definition",
-                         "colon_block"})  # fmt: skip
+_ESCAPES = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "0": "\0",
+    "e": "\x1b",
+    "v": "\v",
+    "f": "\f",
+    "$": "$",
+    '"': '"',
+    "\\": "\\",
+}
+_FUNCTIONS = frozenset(
+    {"function_definition", "anonymous_function", "arrow_function", "method_declaration"}
+)
+_STATEMENTS = frozenset(
+    {
+        "program",
+        "compound_statement",
+        "if_statement",
+        "else_clause",
+        "else_if_clause",
+        "while_statement",
+        "do_statement",
+        "for_statement",
+        "try_statement",
+        "catch_clause",
+        "finally_clause",
+        "switch_statement",
+        "switch_block",
+        "case_statement",
+        "default_statement",
+        "class_declaration",
+        "declaration_list",
+        "namespace_definition",
+        "colon_block",
+    }
+)
 _SUPERGLOBALS = ("_GET", "_POST", "_REQUEST", "_COOKIE", "_FILES")
 
 
@@ -74,8 +104,11 @@ class _Php(TreeAnalyser):
                     self.user_functions[self.text(name).lower()] = func
             return True
         if kind == "foreach_statement":
-            children = [c for c in node.named_children if c.type not in ("compound_statement",
-                                                                         "colon_block")]  # fmt: skip
+            children = [
+                c
+                for c in node.named_children
+                if c.type not in ("compound_statement", "colon_block")
+            ]
             body = node.child_by_field_name("body")
             if len(children) >= 2:
                 items = self.value(children[0])
@@ -121,7 +154,7 @@ class _Php(TreeAnalyser):
 
     # --- expressions ------------------------------------------------------------------
 
-    def evaluate(self, node: Node) -> object:  # noqa: C901, PLR0911, PLR0912
+    def evaluate(self, node: Node) -> object:
         kind = node.type
         if kind in ("encapsed_string", "heredoc", "heredoc_body"):
             if kind == "heredoc":
@@ -137,8 +170,11 @@ class _Php(TreeAnalyser):
         if kind == "integer":
             text = self.text(node).replace("_", "")
             try:
-                return int(text, 8) if text.startswith("0") and text.isdigit() and len(text) > 1 \
-                    else int(text, 0)  # fmt: skip
+                return (
+                    int(text, 8)
+                    if text.startswith("0") and text.isdigit() and len(text) > 1
+                    else int(text, 0)
+                )
             except ValueError:
                 return UNKNOWN
         if kind == "boolean":
@@ -164,14 +200,14 @@ class _Php(TreeAnalyser):
             self.bind(left, value)
             return value
         if kind == "binary_expression":
-            operator = node.child_by_field_name("operator")
-            symbol = self.text(operator) if operator is not None else ""
-            left = self.value(node.child_by_field_name("left"))
-            right = self.value(node.child_by_field_name("right"))
+            operator_node = node.child_by_field_name("operator")
+            symbol = self.text(operator_node) if operator_node is not None else ""
+            first = self.value(node.child_by_field_name("left"))
+            second = self.value(node.child_by_field_name("right"))
             if symbol == ".":
-                return concat((left, right))
-            if symbol in ("|", "+") and isinstance(left, int) and isinstance(right, int):
-                return left | right if symbol == "|" else left + right
+                return concat((first, second))
+            if symbol in ("|", "+") and isinstance(first, int) and isinstance(second, int):
+                return first | second if symbol == "|" else first + second
             return UNKNOWN
         if kind == "parenthesized_expression":
             children = node.named_children
@@ -192,19 +228,26 @@ class _Php(TreeAnalyser):
             return derived(container, None) if isinstance(container, Data) else UNKNOWN
         if kind == "function_call_expression":
             return self.call(node)
-        if kind in ("member_call_expression", "scoped_call_expression",
-                    "nullsafe_member_call_expression"):  # fmt: skip
+        if kind in (
+            "member_call_expression",
+            "scoped_call_expression",
+            "nullsafe_member_call_expression",
+        ):
             return self.method_call(node)
         if kind == "object_creation_expression":
             return UNKNOWN
-        if kind in ("include_expression", "include_once_expression", "require_expression",
-                    "require_once_expression"):  # fmt: skip
+        if kind in (
+            "include_expression",
+            "include_once_expression",
+            "require_expression",
+            "require_once_expression",
+        ):
             children = node.named_children
             target = self.value(children[0]) if children else UNKNOWN
-            text = text_of(target)
-            if text is not None and "://" in text and host_of(text):
+            location = text_of(target)
+            if location is not None and "://" in location and host_of(location):
                 self.out.execute(self.out.fetch(target, "include"), "include")
-            elif text is None:
+            elif location is None:
                 self.out.problem("includes a file chosen at run time")
             return UNKNOWN
         if kind in _FUNCTIONS:
@@ -358,7 +401,7 @@ def _exec(a: TreeAnalyser, args: Args) -> object:
 def _pcntl_exec(a: TreeAnalyser, args: Args) -> object:
     assert isinstance(a, _Php)
     rest = args.get(1, "", ())
-    a.spawn((args.get(0), *rest) if is_list(rest) else UNKNOWN, "pcntl_exec")  # type: ignore[misc]
+    a.spawn((args.get(0), *rest) if is_list(rest) else UNKNOWN, "pcntl_exec")
     return None
 
 
@@ -367,7 +410,7 @@ def _proc_open(a: TreeAnalyser, args: Args) -> object:
     descriptors = args.get(1)
     if isinstance(descriptors, dict) or is_list(descriptors):
         values = descriptors.values() if isinstance(descriptors, dict) else descriptors
-        if any(isinstance(v, Handle) and v.kind == "socket" for v in values):  # type: ignore[union-attr]
+        if any(isinstance(v, Handle) and v.kind == "socket" for v in values):
             a.wired = True
     command = args.get(0)
     a.spawn(command, "proc_open")
@@ -387,7 +430,7 @@ def _file_get_contents(a: TreeAnalyser, args: Args) -> object:
 
 def _file_put_contents(a: TreeAnalyser, args: Args) -> object:
     flags = args.get(2, "", 0)
-    append = isinstance(flags, int) and bool(flags & 8) or flags == "FILE_APPEND"
+    append = (isinstance(flags, int) and bool(flags & 8)) or flags == "FILE_APPEND"
     a.out.write(args.get(0), "file_put_contents", args.get(1), append=append)
     return None
 
@@ -557,8 +600,9 @@ def _getenv(a: TreeAnalyser, args: Args) -> object:
 def _json_encode(a: TreeAnalyser, args: Args) -> object:
     value = args.get(0)
     sources = sources_of(value)
-    return Data(Origin.UNKNOWN, sources) if sources else (value if isinstance(value, str)
-                                                           else UNKNOWN)  # fmt: skip
+    return (
+        Data(Origin.UNKNOWN, sources) if sources else (value if isinstance(value, str) else UNKNOWN)
+    )
 
 
 def _kill(a: TreeAnalyser, args: Args) -> object:
@@ -569,6 +613,23 @@ def _kill(a: TreeAnalyser, args: Args) -> object:
 def _mail(a: TreeAnalyser, args: Args) -> object:
     a.out.send(UNKNOWN, [args.get(2)], "mail")
     return True
+
+
+def _unserialize(a: TreeAnalyser, args: Args) -> object:
+    """unserialize() of data from elsewhere can run code (object injection)."""
+    value = args.get(0)
+    if isinstance(value, Data) and value.origin in (Origin.NETWORK, Origin.DECODED):
+        a.out.execute(value, "unserialize")
+    return UNKNOWN
+
+
+def _text_method(value: object, method: Callable[[str], str]) -> object:
+    return method(value) if isinstance(value, str) else UNKNOWN
+
+
+def _sprintf(args: Args) -> object:
+    template = args.get(0)
+    return printf(template, args.pos[1:]) if isinstance(template, str) else UNKNOWN
 
 
 _API: dict[str, Handler] = {
@@ -603,8 +664,9 @@ _API: dict[str, Handler] = {
     "scandir": apis.reads(0, listing=True, name="scandir"),
     "glob": lambda a, args: (a.out.read(args.get(0), "glob", listing=True), (args.get(0),))[1],
     "opendir": apis.reads(0, listing=True, name="opendir"),
-    "chdir": lambda a, args: setattr(a.out, "cwd", a.out.target(args.get(0))[0]
-                                     if text_of(args.get(0)) else None),  # fmt: skip
+    "chdir": lambda a, args: setattr(
+        a.out, "cwd", a.out.target(args.get(0))[0] if text_of(args.get(0)) else None
+    ),
     "getcwd": lambda a, args: a.out.cwd or ".",
     "sys_get_temp_dir": apis.returns("/tmp"),  # noqa: S108
     "getenv": _getenv,
@@ -613,11 +675,14 @@ _API: dict[str, Handler] = {
     "stream_socket_client": _stream_socket_client,
     "socket_create": lambda a, args: Handle("rawsocket"),
     "socket_connect": _socket_connect,
-    "socket_bind": lambda a, args: a.out.listen(f"{text_of(args.get(1)) or '0.0.0.0'}:"  # noqa: S104
-                                                f"{text_of(args.get(2)) or '?'}",
-                                                "socket_bind"),  # fmt: skip
-    "stream_socket_server": lambda a, args: a.out.listen(text_of(args.get(0)) or "?",
-                                                         "stream_socket_server"),  # fmt: skip
+    "socket_bind": lambda a, args: a.out.listen(
+        f"{text_of(args.get(1)) or '0.0.0.0'}:"  # noqa: S104
+        f"{text_of(args.get(2)) or '?'}",
+        "socket_bind",
+    ),
+    "stream_socket_server": lambda a, args: a.out.listen(
+        text_of(args.get(0)) or "?", "stream_socket_server"
+    ),
     "curl_init": _curl_init,
     "curl_setopt": _curl_setopt,
     "curl_setopt_array": _curl_setopt_array,
@@ -635,9 +700,7 @@ _API: dict[str, Handler] = {
     "gzuncompress": apis.returns(Data(Origin.DECODED)),
     "gzdecode": apis.returns(Data(Origin.DECODED)),
     "convert_uudecode": apis.returns(Data(Origin.DECODED)),
-    "unserialize": lambda a, args: (a.out.execute(args.get(0), "unserialize")
-                                    if isinstance(args.get(0), Data) and args.get(0).origin in  # type: ignore[union-attr]
-                                    (Origin.NETWORK, Origin.DECODED) else UNKNOWN),  # fmt: skip
+    "unserialize": _unserialize,
     "strrev": _strrev,
     "implode": _implode,
     "join": _implode,
@@ -650,10 +713,7 @@ _API: dict[str, Handler] = {
     "posix_kill": _kill,
     "posix_setuid": apis.privileges(0, name="posix_setuid"),
     "posix_seteuid": apis.privileges(0, name="posix_seteuid"),
-    "strtolower": lambda a, args: args.get(0).lower() if isinstance(args.get(0), str)  # type: ignore[union-attr]
-    else UNKNOWN,  # fmt: skip
-    "trim": lambda a, args: args.get(0).strip() if isinstance(args.get(0), str)  # type: ignore[union-attr]
-    else UNKNOWN,  # fmt: skip
-    "sprintf": lambda a, args: printf(args.get(0), args.pos[1:]) if isinstance(args.get(0), str)
-    else UNKNOWN,  # fmt: skip
+    "strtolower": lambda a, args: _text_method(args.get(0), str.lower),
+    "trim": lambda a, args: _text_method(args.get(0), str.strip),
+    "sprintf": lambda a, args: _sprintf(args),
 }

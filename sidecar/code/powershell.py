@@ -17,7 +17,7 @@ from tree_sitter import Node
 
 from sidecar.code.collector import Collector, Nested
 from sidecar.code.syntax import parse, source_bytes
-from sidecar.code.treewalk import Args, Func, Handle, TreeAnalyser, items_of, unwrap
+from sidecar.code.treewalk import Args, Func, Handle, TreeAnalyser, unwrap
 from sidecar.code.values import (
     ENVIRONMENT_DATA,
     MAX_ITEMS,
@@ -47,32 +47,84 @@ def analyse_powershell(code: str, nested: Nested, depth: int = 0) -> CodeAnalysi
 
 
 # Wrapper nodes with one child that carry no meaning of their own.
-_PASSTHROUGH = frozenset({
-    "logical_expression", "bitwise_expression", "comparison_expression", "additive_expression",
-    "multiplicative_expression", "format_expression", "range_expression",
-    "array_literal_expression", "unary_expression", "pipeline_chain", "argument_expression",
-    "logical_argument_expression", "bitwise_argument_expression",
-    "comparison_argument_expression", "additive_argument_expression",
-    "multiplicative_argument_expression", "format_argument_expression",
-    "range_argument_expression", "left_assignment_expression", "string_literal",
-    "expression_with_unary_operator", "pipeline", "statement_list",
-})  # fmt: skip
+_PASSTHROUGH = frozenset(
+    {
+        "logical_expression",
+        "bitwise_expression",
+        "comparison_expression",
+        "additive_expression",
+        "multiplicative_expression",
+        "format_expression",
+        "range_expression",
+        "array_literal_expression",
+        "unary_expression",
+        "pipeline_chain",
+        "argument_expression",
+        "logical_argument_expression",
+        "bitwise_argument_expression",
+        "comparison_argument_expression",
+        "additive_argument_expression",
+        "multiplicative_argument_expression",
+        "format_argument_expression",
+        "range_argument_expression",
+        "left_assignment_expression",
+        "string_literal",
+        "expression_with_unary_operator",
+        "pipeline",
+        "statement_list",
+    }
+)
 
 _ALIASES = {
-    "rm": "remove-item", "del": "remove-item", "erase": "remove-item", "rd": "remove-item",
-    "rmdir": "remove-item", "ri": "remove-item", "sc": "set-content", "ac": "add-content",
-    "gc": "get-content", "cat": "get-content", "type": "get-content", "ls": "get-childitem",
-    "dir": "get-childitem", "gci": "get-childitem", "mv": "move-item", "move": "move-item",
-    "mi": "move-item", "ren": "rename-item", "rni": "rename-item", "cp": "copy-item",
-    "copy": "copy-item", "cpi": "copy-item", "iwr": "invoke-webrequest",
-    "wget": "invoke-webrequest", "curl": "invoke-webrequest", "irm": "invoke-restmethod",
-    "iex": "invoke-expression", "icm": "invoke-command", "saps": "start-process",
-    "start": "start-process", "kill": "stop-process", "spps": "stop-process",
-    "cd": "set-location", "sl": "set-location", "chdir": "set-location", "ni": "new-item",
-    "md": "new-item", "mkdir": "new-item", "%": "foreach-object", "foreach": "foreach-object",
-    "?": "where-object", "where": "where-object", "echo": "write-output", "write": "write-output",
-    "clc": "clear-content", "sp": "set-itemproperty", "ii": "invoke-item", "iwmi": "invoke-wmimethod",
-}  # fmt: skip
+    "rm": "remove-item",
+    "del": "remove-item",
+    "erase": "remove-item",
+    "rd": "remove-item",
+    "rmdir": "remove-item",
+    "ri": "remove-item",
+    "sc": "set-content",
+    "ac": "add-content",
+    "gc": "get-content",
+    "cat": "get-content",
+    "type": "get-content",
+    "ls": "get-childitem",
+    "dir": "get-childitem",
+    "gci": "get-childitem",
+    "mv": "move-item",
+    "move": "move-item",
+    "mi": "move-item",
+    "ren": "rename-item",
+    "rni": "rename-item",
+    "cp": "copy-item",
+    "copy": "copy-item",
+    "cpi": "copy-item",
+    "iwr": "invoke-webrequest",
+    "wget": "invoke-webrequest",
+    "curl": "invoke-webrequest",
+    "irm": "invoke-restmethod",
+    "iex": "invoke-expression",
+    "icm": "invoke-command",
+    "saps": "start-process",
+    "start": "start-process",
+    "kill": "stop-process",
+    "spps": "stop-process",
+    "cd": "set-location",
+    "sl": "set-location",
+    "chdir": "set-location",
+    "ni": "new-item",
+    "md": "new-item",
+    "mkdir": "new-item",
+    "%": "foreach-object",
+    "foreach": "foreach-object",
+    "?": "where-object",
+    "where": "where-object",
+    "echo": "write-output",
+    "write": "write-output",
+    "clc": "clear-content",
+    "sp": "set-itemproperty",
+    "ii": "invoke-item",
+    "iwmi": "invoke-wmimethod",
+}
 
 
 class _Spec(NamedTuple):
@@ -82,80 +134,185 @@ class _Spec(NamedTuple):
 
 
 _SPECS: dict[str, _Spec] = {
-    "remove-item": _Spec(("path",), ("path", "literalpath", "filter", "include", "exclude"),
-                         ("recurse", "force", "confirm", "whatif")),
-    "set-content": _Spec(("path", "value"), ("path", "literalpath", "value", "encoding"),
-                         ("force", "nonewline", "passthru")),
-    "add-content": _Spec(("path", "value"), ("path", "literalpath", "value", "encoding"),
-                         ("force", "nonewline", "passthru")),
-    "out-file": _Spec(("filepath", "encoding"), ("filepath", "literalpath", "encoding",
-                                                 "inputobject", "width"),
-                      ("append", "force", "noclobber", "nonewline")),
+    "remove-item": _Spec(
+        ("path",),
+        ("path", "literalpath", "filter", "include", "exclude"),
+        ("recurse", "force", "confirm", "whatif"),
+    ),
+    "set-content": _Spec(
+        ("path", "value"),
+        ("path", "literalpath", "value", "encoding"),
+        ("force", "nonewline", "passthru"),
+    ),
+    "add-content": _Spec(
+        ("path", "value"),
+        ("path", "literalpath", "value", "encoding"),
+        ("force", "nonewline", "passthru"),
+    ),
+    "out-file": _Spec(
+        ("filepath", "encoding"),
+        ("filepath", "literalpath", "encoding", "inputobject", "width"),
+        ("append", "force", "noclobber", "nonewline"),
+    ),
     "clear-content": _Spec(("path",), ("path", "literalpath"), ("force",)),
-    "new-item": _Spec(("path",), ("path", "name", "itemtype", "value", "type", "target"),
-                      ("force",)),
-    "get-content": _Spec(("path",), ("path", "literalpath", "totalcount", "tail", "encoding",
-                                     "first", "head", "delimiter"), ("raw", "wait", "force")),
-    "get-childitem": _Spec(("path", "filter"), ("path", "literalpath", "filter", "include",
-                                                "exclude", "depth"),
-                           ("recurse", "force", "name", "file", "directory", "hidden")),
-    "move-item": _Spec(("path", "destination"), ("path", "literalpath", "destination"),
-                       ("force", "passthru")),
-    "rename-item": _Spec(("path", "newname"), ("path", "literalpath", "newname"),
-                         ("force", "passthru")),
-    "copy-item": _Spec(("path", "destination"), ("path", "literalpath", "destination",
-                                                 "filter"), ("recurse", "force", "container")),
-    "invoke-webrequest": _Spec(("uri",), ("uri", "outfile", "method", "body", "infile",
-                                          "headers", "contenttype", "useragent", "proxy",
-                                          "timeoutsec", "credential", "form"),
-                               ("usebasicparsing", "passthru", "usedefaultcredentials")),
-    "invoke-restmethod": _Spec(("uri",), ("uri", "outfile", "method", "body", "infile",
-                                          "headers", "contenttype", "useragent", "form"),
-                               ("usebasicparsing", "passthru")),
+    "new-item": _Spec(
+        ("path",), ("path", "name", "itemtype", "value", "type", "target"), ("force",)
+    ),
+    "get-content": _Spec(
+        ("path",),
+        ("path", "literalpath", "totalcount", "tail", "encoding", "first", "head", "delimiter"),
+        ("raw", "wait", "force"),
+    ),
+    "get-childitem": _Spec(
+        ("path", "filter"),
+        ("path", "literalpath", "filter", "include", "exclude", "depth"),
+        ("recurse", "force", "name", "file", "directory", "hidden"),
+    ),
+    "move-item": _Spec(
+        ("path", "destination"), ("path", "literalpath", "destination"), ("force", "passthru")
+    ),
+    "rename-item": _Spec(
+        ("path", "newname"), ("path", "literalpath", "newname"), ("force", "passthru")
+    ),
+    "copy-item": _Spec(
+        ("path", "destination"),
+        ("path", "literalpath", "destination", "filter"),
+        ("recurse", "force", "container"),
+    ),
+    "invoke-webrequest": _Spec(
+        ("uri",),
+        (
+            "uri",
+            "outfile",
+            "method",
+            "body",
+            "infile",
+            "headers",
+            "contenttype",
+            "useragent",
+            "proxy",
+            "timeoutsec",
+            "credential",
+            "form",
+        ),
+        ("usebasicparsing", "passthru", "usedefaultcredentials"),
+    ),
+    "invoke-restmethod": _Spec(
+        ("uri",),
+        (
+            "uri",
+            "outfile",
+            "method",
+            "body",
+            "infile",
+            "headers",
+            "contenttype",
+            "useragent",
+            "form",
+        ),
+        ("usebasicparsing", "passthru"),
+    ),
     "invoke-expression": _Spec(("command",), ("command",)),
-    "invoke-command": _Spec(("scriptblock",), ("scriptblock", "computername", "argumentlist",
-                                               "session", "filepath"), ("asjob",)),
-    "start-process": _Spec(("filepath", "argumentlist"), ("filepath", "argumentlist",
-                                                          "workingdirectory", "verb",
-                                                          "windowstyle",
-                                                          "redirectstandardinput",
-                                                          "redirectstandardoutput"),
-                           ("wait", "nonewwindow", "passthru")),
+    "invoke-command": _Spec(
+        ("scriptblock",),
+        ("scriptblock", "computername", "argumentlist", "session", "filepath"),
+        ("asjob",),
+    ),
+    "start-process": _Spec(
+        ("filepath", "argumentlist"),
+        (
+            "filepath",
+            "argumentlist",
+            "workingdirectory",
+            "verb",
+            "windowstyle",
+            "redirectstandardinput",
+            "redirectstandardoutput",
+        ),
+        ("wait", "nonewwindow", "passthru"),
+    ),
     "stop-process": _Spec(("id",), ("id", "name", "inputobject"), ("force",)),
     "set-location": _Spec(("path",), ("path", "literalpath")),
-    "new-object": _Spec(("typename", "argumentlist"), ("typename", "argumentlist",
-                                                      "comobject", "property")),
+    "new-object": _Spec(
+        ("typename", "argumentlist"), ("typename", "argumentlist", "comobject", "property")
+    ),
     "foreach-object": _Spec(("process",), ("process", "begin", "end", "membername")),
     "where-object": _Spec(("filterscript",), ("filterscript", "property")),
     "set-itemproperty": _Spec(("path", "name", "value"), ("path", "name", "value", "type")),
-    "new-itemproperty": _Spec(("path", "name", "value"), ("path", "name", "value",
-                                                         "propertytype")),
+    "new-itemproperty": _Spec(("path", "name", "value"), ("path", "name", "value", "propertytype")),
     "join-path": _Spec(("path", "childpath"), ("path", "childpath", "additionalchildpath")),
     "start-bitstransfer": _Spec(("source", "destination"), ("source", "destination")),
-    "set-executionpolicy": _Spec(("executionpolicy",), ("executionpolicy", "scope"),
-                                 ("force",)),
+    "set-executionpolicy": _Spec(("executionpolicy",), ("executionpolicy", "scope"), ("force",)),
     "set-mppreference": _Spec((), (), ()),
-    "add-mppreference": _Spec((), ("exclusionpath", "exclusionprocess", "exclusionextension"),
-                              ()),
-    "register-scheduledtask": _Spec(("taskname",), ("taskname", "action", "trigger",
-                                                    "principal", "user", "xml")),
+    "add-mppreference": _Spec((), ("exclusionpath", "exclusionprocess", "exclusionextension"), ()),
+    "register-scheduledtask": _Spec(
+        ("taskname",), ("taskname", "action", "trigger", "principal", "user", "xml")
+    ),
     "write-output": _Spec(("inputobject",), ("inputobject",)),
-}  # fmt: skip
+}
 # Cmdlets with no effect worth reporting: not programs, so no shell line either.
-_QUIET = frozenset({
-    "write-host", "write-output", "write-verbose", "write-error", "write-warning",
-    "select-object", "sort-object", "measure-object", "format-table", "format-list",
-    "convertto-json", "convertfrom-json", "out-string", "out-null", "out-host", "get-date",
-    "get-location", "test-path", "resolve-path", "split-path", "get-item", "get-process",
-    "get-service", "get-command", "get-help", "select-string", "group-object", "get-member",
-    "import-module", "get-module", "set-strictmode", "start-sleep", "write-progress",
-    "new-guid", "get-random", "compare-object", "tee-object", "get-variable", "set-variable",
-    "clear-host", "get-filehash", "get-acl", "get-psdrive", "get-history",
-})  # fmt: skip
+_QUIET = frozenset(
+    {
+        "write-host",
+        "write-output",
+        "write-verbose",
+        "write-error",
+        "write-warning",
+        "select-object",
+        "sort-object",
+        "measure-object",
+        "format-table",
+        "format-list",
+        "convertto-json",
+        "convertfrom-json",
+        "out-string",
+        "out-null",
+        "out-host",
+        "get-date",
+        "get-location",
+        "test-path",
+        "resolve-path",
+        "split-path",
+        "get-item",
+        "get-process",
+        "get-service",
+        "get-command",
+        "get-help",
+        "select-string",
+        "group-object",
+        "get-member",
+        "import-module",
+        "get-module",
+        "set-strictmode",
+        "start-sleep",
+        "write-progress",
+        "new-guid",
+        "get-random",
+        "compare-object",
+        "tee-object",
+        "get-variable",
+        "set-variable",
+        "clear-host",
+        "get-filehash",
+        "get-acl",
+        "get-psdrive",
+        "get-history",
+    }
+)
 _BARE_PATH = re2.compile(rb"""(^|[\s=(,])(\$[A-Za-z_{][\w:{}.-]*[\\/][^\s;|)'"]*)""")
+_QUOTES = "'\u2018\u2019"  # PowerShell also accepts typographic single quotes
 _SCOPES = ("global:", "script:", "local:", "private:", "using:")
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "a": "\a", "b": "\b", "e": "\x1b",
-            "f": "\f", "v": "\v"}  # fmt: skip
+_ESCAPES = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "0": "\0",
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "f": "\f",
+    "v": "\v",
+}
 
 
 class Method(NamedTuple):
@@ -168,9 +325,16 @@ class _PowerShell(TreeAnalyser):
 
     def __init__(self, source: bytes, out: Collector) -> None:
         super().__init__(source, out)
-        self.globals.update({"home": "~", "true": True, "false": False, "null": None,
-                             "pshome": "/opt/microsoft/powershell",
-                             "executioncontext": Ref("executioncontext")})  # fmt: skip
+        self.globals.update(
+            {
+                "home": "~",
+                "true": True,
+                "false": False,
+                "null": None,
+                "pshome": "/opt/microsoft/powershell",
+                "executioncontext": Ref("executioncontext"),
+            }
+        )
         self.user_functions: dict[str, Func] = {}
         self.sockets: dict[int, object] = {}
 
@@ -227,7 +391,7 @@ class _PowerShell(TreeAnalyser):
 
     # --- expressions ------------------------------------------------------------------
 
-    def evaluate(self, node: Node) -> object:  # noqa: C901, PLR0911, PLR0912
+    def evaluate(self, node: Node) -> object:
         node = unwrap(node, _PASSTHROUGH)
         kind = node.type
         if kind == "pipeline" or kind == "pipeline_chain":
@@ -322,8 +486,9 @@ class _PowerShell(TreeAnalyser):
         for child in node.named_children:
             if child.start_byte < position:
                 continue
-            parts.append(_unescape(self.src[position : child.start_byte].decode("utf-8",
-                                                                                 "replace")))  # fmt: skip
+            parts.append(
+                _unescape(self.src[position : child.start_byte].decode("utf-8", "replace"))
+            )
             parts.append(self.value(child))
             position = child.end_byte
         if position < end:
@@ -378,8 +543,14 @@ class _PowerShell(TreeAnalyser):
     def comparison(self, node: Node) -> object:
         children = node.children
         values = [self.value(c) for c in node.named_children if c.type != "comparison_operator"]
-        operator = next((self.text(c).lower() for c in children if c.type == "comparison_operator"
-                         or self.text(c).startswith("-")), "")  # fmt: skip
+        operator = next(
+            (
+                self.text(c).lower()
+                for c in children
+                if c.type == "comparison_operator" or self.text(c).startswith("-")
+            ),
+            "",
+        )
         if operator == "-join" and len(values) == 2:
             return _join(values[0], values[1])
         if operator in ("-replace", "-creplace", "-ireplace") and len(values) == 2:
@@ -394,10 +565,14 @@ class _PowerShell(TreeAnalyser):
             return UNKNOWN
         if operator == "-split":
             return UNKNOWN
-        if operator in ("-eq", "-ne") and len(values) == 2:
-            if isinstance(values[0], str) and isinstance(values[1], str):
-                same = values[0].lower() == values[1].lower()
-                return same if operator == "-eq" else not same
+        if (
+            operator in ("-eq", "-ne")
+            and len(values) == 2
+            and isinstance(values[0], str)
+            and isinstance(values[1], str)
+        ):
+            same = values[0].lower() == values[1].lower()
+            return same if operator == "-eq" else not same
         return UNKNOWN
 
     def unary(self, node: Node) -> object:
@@ -423,8 +598,11 @@ class _PowerShell(TreeAnalyser):
             name = _variable_name(self.text(target))
             if operator is not None and self.text(operator) == "+=":
                 current = self.lookup(name)
-                value = _as_list(current) + _as_list(value) if is_list(current) else concat(
-                    (current, value))  # fmt: skip
+                value = (
+                    _as_list(current) + _as_list(value)
+                    if is_list(current)
+                    else concat((current, value))
+                )
             self.assign(name, value)
         else:
             self.value(target)
@@ -475,31 +653,33 @@ class _PowerShell(TreeAnalyser):
         for redirection in _descendants(node):
             if redirection.type != "redirection":
                 continue
-            operator = next((c for c in redirection.children
-                             if c.type == "file_redirection_operator"), None)  # fmt: skip
-            target = next((c for c in redirection.named_children
-                           if c.type == "redirected_file_name"), None)  # fmt: skip
+            operator = next(
+                (c for c in redirection.children if c.type == "file_redirection_operator"), None
+            )
+            target = next(
+                (c for c in redirection.named_children if c.type == "redirected_file_name"), None
+            )
             if operator is None or target is None:
                 continue
-            parts = [self.value(c) for c in target.named_children
-                     if c.type != "command_argument_sep"]  # fmt: skip
+            parts = [
+                self.value(c) for c in target.named_children if c.type != "command_argument_sep"
+            ]
             path = parts[-1] if parts else UNKNOWN
             symbol = self.text(operator)
             if text_of(path) in ("$null", "null") or path is None:
                 continue
             self.out.write(_ps_path(path), "redirection", content, append=">>" in symbol)
 
-    def command(self, node: Node, piped: object) -> object:  # noqa: C901, PLR0911, PLR0912
-        operator = next((c for c in node.children if c.type == "command_invokation_operator"),
-                        None)  # fmt: skip
+    def command(self, node: Node, piped: object) -> object:
+        operator = next((c for c in node.children if c.type == "command_invokation_operator"), None)
         name_node = node.child_by_field_name("command_name")
         elements = node.child_by_field_name("command_elements")
         words, parameters = self.elements(elements)
         if name_node is None:
             return UNKNOWN
         if name_node.type == "command_name_expr":
-            target = self.value(name_node.named_children[0]) if name_node.named_children else (
-                UNKNOWN
+            target = (
+                self.value(name_node.named_children[0]) if name_node.named_children else (UNKNOWN)
             )
         else:
             target = self.text(name_node)
@@ -520,8 +700,11 @@ class _PowerShell(TreeAnalyser):
             cmdlet = cmdlet  # a path: a program
         spec = _SPECS.get(cmdlet)
         if spec is not None or cmdlet in _QUIET or cmdlet in _HANDLERS:
-            bound = _bind(spec, words, parameters) if spec is not None else Args(
-                tuple(words), parameters)  # fmt: skip
+            bound = (
+                _bind(spec, words, parameters)
+                if spec is not None
+                else Args(tuple(words), parameters)
+            )
             handler = _HANDLERS.get(cmdlet)
             if handler is not None:
                 return handler(self, bound, piped)
@@ -559,8 +742,9 @@ class _PowerShell(TreeAnalyser):
                 previous = child
                 continue
             if child.type == "argument_list":
-                listed = next((c for c in child.named_children
-                               if c.type == "argument_expression_list"), None)  # fmt: skip
+                listed = next(
+                    (c for c in child.named_children if c.type == "argument_expression_list"), None
+                )
                 values = [self.value(c) for c in listed.named_children] if listed else []
                 method = unwrap(previous, _PASSTHROUGH) if previous is not None else None
                 if method is not None and method.type == "member_access" and words:
@@ -595,7 +779,7 @@ class _PowerShell(TreeAnalyser):
             else:
                 value = self.value(child)
                 if is_list(value):
-                    out.extend(value)  # type: ignore[arg-type]
+                    out.extend(value)
                 else:
                     out.append(_ps_path(value))
         return out
@@ -612,19 +796,22 @@ class _PowerShell(TreeAnalyser):
         values: list[object] = []
         listed = None
         if arguments is not None:
-            listed = next((c for c in arguments.named_children
-                           if c.type == "argument_expression_list"), None)  # fmt: skip
+            listed = next(
+                (c for c in arguments.named_children if c.type == "argument_expression_list"), None
+            )
             if listed is not None:
                 values = [self.value(c) for c in listed.named_children]
         name = self.text(member).lower() if member is not None else ""
         if isinstance(target, Handle) and target.kind == "socket" and name == "read" and listed:
             # stream.Read($buffer, ...) fills $buffer with what the far end sent
-            first = unwrap(listed.named_children[0], _PASSTHROUGH) if listed.named_children \
-                else None  # fmt: skip
+            first = (
+                unwrap(listed.named_children[0], _PASSTHROUGH) if listed.named_children else None
+            )
             if first is not None and first.type == "variable":
                 host = self.sockets.get(target.key, target.info)
-                self.assign(_variable_name(self.text(first)),
-                            Data(Origin.NETWORK, (text_of(host) or "?",)))  # fmt: skip
+                self.assign(
+                    _variable_name(self.text(first)), Data(Origin.NETWORK, (text_of(host) or "?",))
+                )
         return self.call_method(target, name, values)
 
     def member(self, target: object, name: str) -> object:
@@ -641,11 +828,14 @@ class _PowerShell(TreeAnalyser):
             return Handle(target.kind, target.key, target.info) if name == "getstream" else target
         return Method(target, name) if name else UNKNOWN
 
-    def call_method(self, target: object, name: str, values: Sequence[object]) -> object:  # noqa: C901, PLR0911, PLR0912
+    def call_method(self, target: object, name: str, values: Sequence[object]) -> object:
         args = Args(tuple(values), {})
         if isinstance(target, Ref):
-            full = target.name + ("::" if target.name.startswith("type:") and "::" not in
-                                  target.name else ".") + name  # fmt: skip
+            full = (
+                target.name
+                + ("::" if target.name.startswith("type:") and "::" not in target.name else ".")
+                + name
+            )
             handler = _DOTNET.get(full)
             if handler is not None:
                 return handler(self, args)
@@ -656,15 +846,15 @@ class _PowerShell(TreeAnalyser):
             return self.handle_method(target, name, args)
         if isinstance(target, str | Data):
             return _string_method(target, name, args)
-        if is_list(target) and len(target) == 2 and target[0] == "scriptblock":  # type: ignore[arg-type, index]
+        if is_list(target) and len(target) == 2 and target[0] == "scriptblock":
             if name in ("invoke", "invokereturnasis"):
-                self.out.execute(target[1], "[scriptblock]::Invoke")  # type: ignore[index]
+                self.out.execute(target[1], "[scriptblock]::Invoke")
             return UNKNOWN
         if isinstance(target, Func) and name in ("invoke", "invokereturnasis"):
             return self.inline(target, args)
         return UNKNOWN
 
-    def handle_method(self, handle: Handle, name: str, args: Args) -> object:  # noqa: PLR0911
+    def handle_method(self, handle: Handle, name: str, args: Args) -> object:
         first = args.get(0)
         if handle.kind == "webclient":
             if name in ("downloadstring", "downloaddata", "openread"):
@@ -674,8 +864,9 @@ class _PowerShell(TreeAnalyser):
                 return None
             if name in ("uploadfile",):
                 path = _ps_path(args.get(-1 if len(args.pos) > 1 else 1))
-                self.out.send(first, [Data(Origin.FILE, (self.out.target(path)[0],))],
-                              "WebClient.UploadFile")  # fmt: skip
+                self.out.send(
+                    first, [Data(Origin.FILE, (self.out.target(path)[0],))], "WebClient.UploadFile"
+                )
                 return Data(Origin.NETWORK)
             if name in ("uploadstring", "uploaddata", "uploadvalues"):
                 self.out.send(first, [args.get(len(args.pos) - 1)], f"WebClient.{name}")
@@ -747,10 +938,7 @@ def _resolve(name: str, names: Sequence[str]) -> str:
 
 def _variable_name(text: str) -> str:
     name = text.strip()
-    if name.startswith("${") and name.endswith("}"):
-        name = name[2:-1]
-    else:
-        name = name.lstrip("$@")
+    name = name[2:-1] if name.startswith("${") and name.endswith("}") else name.lstrip("$@")
     name = name.lower()
     for scope in _SCOPES:
         if name.startswith(scope):
@@ -779,7 +967,7 @@ def _verbatim(text: str) -> str:
     if text.startswith("@'"):
         body = text[2:].split("\n", 1)[-1]
         return body[: body.rfind("'@")].rstrip("\r\n") if "'@" in body else body
-    if len(text) >= 2 and text[0] in "'‘’" and text[-1] in "'‘’":
+    if len(text) >= 2 and text[0] in _QUOTES and text[-1] in _QUOTES:
         text = text[1:-1]
     return text.replace("''", "'")
 
@@ -807,7 +995,7 @@ def _unescape(text: str) -> str:
 
 def _as_list(value: object) -> tuple[object, ...]:
     if is_list(value):
-        return value  # type: ignore[return-value]
+        return value
     if value is None:
         return ()
     return (value,)
@@ -844,8 +1032,8 @@ def _get_string(encoding: str, value: object) -> object:
     """[Text.Encoding]::X.GetString(bytes): bytes are held one character per byte."""
     if isinstance(value, Data) and value.text is not None:
         raw = value.text.encode("latin-1", "replace")
-    elif is_list(value) and all(isinstance(i, int) and 0 <= i < 256 for i in value):  # type: ignore[attr-defined]
-        raw = bytes(value)  # type: ignore[arg-type]
+    elif is_list(value) and all(isinstance(i, int) and 0 <= i < 256 for i in value):
+        raw = bytes(i for i in value if isinstance(i, int))
     elif isinstance(value, str):
         raw = value.encode("latin-1", "replace")
     else:
@@ -866,8 +1054,9 @@ def _string_method(obj: str | Data, name: str, args: Args) -> object:
     if name == "replace" and isinstance(first, str) and isinstance(args.get(1), str):
         return derived(obj, text.replace(first, str(args.get(1))))
     if name in ("tolower", "toupper", "trim"):
-        return derived(obj, {"tolower": text.lower, "toupper": text.upper,
-                             "trim": text.strip}[name]())  # fmt: skip
+        return derived(
+            obj, {"tolower": text.lower, "toupper": text.upper, "trim": text.strip}[name]()
+        )
     if name == "split":
         return tuple(text.split(first)) if isinstance(first, str) and first else UNKNOWN
     if name == "tochararray":
@@ -877,8 +1066,24 @@ def _string_method(obj: str | Data, name: str, args: Args) -> object:
 
 # --- cmdlets ------------------------------------------------------------------------------
 
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "cmd", "cmd.exe", "powershell", "pwsh",
-                     "python", "python3", "node", "perl", "ruby", "php"})  # fmt: skip
+_SHELLS = frozenset(
+    {
+        "sh",
+        "bash",
+        "zsh",
+        "dash",
+        "cmd",
+        "cmd.exe",
+        "powershell",
+        "pwsh",
+        "python",
+        "python3",
+        "node",
+        "perl",
+        "ruby",
+        "php",
+    }
+)
 _Cmdlet = Callable[[_PowerShell, Args, object], object]
 
 
@@ -905,8 +1110,9 @@ def _set_content(append: bool) -> _Cmdlet:
 
 def _out_file(a: _PowerShell, args: Args, piped: object) -> object:
     path = _ps_path(args.kw.get("filepath", args.kw.get("literalpath", args.get(0))))
-    a.out.write(path, "Out-File", args.kw.get("inputobject", piped),
-                append=bool(args.kw.get("append")))  # fmt: skip
+    a.out.write(
+        path, "Out-File", args.kw.get("inputobject", piped), append=bool(args.kw.get("append"))
+    )
     return None
 
 
@@ -923,8 +1129,12 @@ def _new_item(a: _PowerShell, args: Args, piped: object) -> object:
     if kind in ("directory", "dir"):
         a.out.write(_ps_path(path), "New-Item", flags=("directory",))
     elif kind in ("symboliclink", "junction", "hardlink"):
-        a.out.write(_ps_path(path), "New-Item", _ps_path(args.kw.get("target", args.kw.get(
-            "value", UNKNOWN))), flags=("link",))  # fmt: skip
+        a.out.write(
+            _ps_path(path),
+            "New-Item",
+            _ps_path(args.kw.get("target", args.kw.get("value", UNKNOWN))),
+            flags=("link",),
+        )
     else:
         a.out.write(_ps_path(path), "New-Item", args.kw.get("value", ""))
     return None
@@ -949,15 +1159,18 @@ def _move(a: _PowerShell, args: Args, piped: object) -> object:
     destination = args.kw.get("destination", args.kw.get("newname", args.get(0)))
     source = _path_of(args)
     if "newname" in args.kw and isinstance(source, str) and isinstance(destination, str):
-        destination = join_path((source.rsplit("/", 1)[0] if "/" in source else ".",
-                                 destination))  # fmt: skip
+        destination = join_path((source.rsplit("/", 1)[0] if "/" in source else ".", destination))
     a.out.move(source, _ps_path(destination), "Move-Item")
     return None
 
 
 def _copy(a: _PowerShell, args: Args, piped: object) -> object:
-    a.out.copy(_path_of(args), _ps_path(args.kw.get("destination", args.get(0))), "Copy-Item",
-               recursive=bool(args.kw.get("recurse")))  # fmt: skip
+    a.out.copy(
+        _path_of(args),
+        _ps_path(args.kw.get("destination", args.get(0))),
+        "Copy-Item",
+        recursive=bool(args.kw.get("recurse")),
+    )
     return None
 
 
@@ -977,8 +1190,11 @@ def _web_request(a: _PowerShell, args: Args, piped: object) -> object:
 
 
 def _bits(a: _PowerShell, args: Args, piped: object) -> object:
-    a.out.fetch(args.kw.get("source", UNKNOWN), "Start-BitsTransfer",
-                saved_to=_ps_path(args.kw.get("destination", UNKNOWN)))  # fmt: skip
+    a.out.fetch(
+        args.kw.get("source", UNKNOWN),
+        "Start-BitsTransfer",
+        saved_to=_ps_path(args.kw.get("destination", UNKNOWN)),
+    )
     return None
 
 
@@ -996,8 +1212,8 @@ def _invoke_command(a: _PowerShell, args: Args, piped: object) -> object:
         a.out.problem("runs commands on another machine (Invoke-Command -ComputerName)")
     if isinstance(block, Func):
         return a.inline(block, Args(_as_list(args.kw.get("argumentlist", ())), {}))
-    if is_list(block) and len(block) == 2 and block[0] == "scriptblock":  # type: ignore[arg-type, index]
-        a.out.execute(block[1], "Invoke-Command")  # type: ignore[index]
+    if is_list(block) and len(block) == 2 and block[0] == "scriptblock":
+        a.out.execute(block[1], "Invoke-Command")
     return UNKNOWN
 
 
@@ -1010,10 +1226,11 @@ def _start_process(a: _PowerShell, args: Args, piped: object) -> object:
         line = concat((program, " ", arguments)) if arguments else program
         a.out.spawn(line, "Start-Process")
     elif is_list(arguments):
-        a.out.spawn((program, *arguments), "Start-Process")  # type: ignore[misc]
+        a.out.spawn((program, *arguments), "Start-Process")
     else:
-        a.out.spawn(UNKNOWN if program is UNKNOWN else concat((program, " ", arguments)),
-                    "Start-Process")  # fmt: skip
+        a.out.spawn(
+            UNKNOWN if program is UNKNOWN else concat((program, " ", arguments)), "Start-Process"
+        )
     return Handle("process")
 
 
@@ -1050,7 +1267,7 @@ def _construct(a: _PowerShell, type_name: str, arguments: Sequence[object]) -> o
         return handle
     if type_name in ("net.httplistener", "net.sockets.tcplistener"):
         port = arguments[-1] if arguments else UNKNOWN
-        a.out.listen(f"0.0.0.0:{text_of(port) or '?'}", type_name)  # noqa: S104
+        a.out.listen(f"0.0.0.0:{text_of(port) or '?'}", type_name)
         return Handle("server")
     if type_name in ("io.streamreader",):
         return arguments[0] if arguments else UNKNOWN
@@ -1080,24 +1297,48 @@ def _where(a: _PowerShell, args: Args, piped: object) -> object:
 def _item_property(a: _PowerShell, args: Args, piped: object) -> object:
     path = text_of(_path_of(args)) or ""
     if "run" in path.lower().replace("\\", "/").split("/"):
-        a.out.effects.append(Effect(Action.PERSIST, path.replace("\\", "/"), Origin.LITERAL, (),
-                                    frozenset(), "Set-ItemProperty",
-                                    text_of(args.kw.get("value")) or ""))  # fmt: skip
+        a.out.effects.append(
+            Effect(
+                Action.PERSIST,
+                path.replace("\\", "/"),
+                Origin.LITERAL,
+                (),
+                frozenset(),
+                "Set-ItemProperty",
+                text_of(args.kw.get("value")) or "",
+            )
+        )
         a.out.spawn(args.kw.get("value", UNKNOWN), "registry Run key")
     return None
 
 
 def _scheduled_task(a: _PowerShell, args: Args, piped: object) -> object:
-    a.out.effects.append(Effect(Action.PERSIST, text_of(args.kw.get("taskname")) or "?",
-                                Origin.UNKNOWN, (), frozenset(), "Register-ScheduledTask"))  # fmt: skip
+    a.out.effects.append(
+        Effect(
+            Action.PERSIST,
+            text_of(args.kw.get("taskname")) or "?",
+            Origin.UNKNOWN,
+            (),
+            frozenset(),
+            "Register-ScheduledTask",
+        )
+    )
     return None
 
 
 def _execution_policy(a: _PowerShell, args: Args, piped: object) -> object:
     policy = (text_of(args.kw.get("executionpolicy")) or "").lower()
     if policy in ("bypass", "unrestricted"):
-        a.out.effects.append(Effect(Action.DISABLE, "powershell execution policy", Origin.NONE,
-                                    (), frozenset(), "Set-ExecutionPolicy"))  # fmt: skip
+        a.out.effects.append(
+            Effect(
+                Action.DISABLE,
+                "powershell execution policy",
+                Origin.NONE,
+                (),
+                frozenset(),
+                "Set-ExecutionPolicy",
+            )
+        )
     return None
 
 
@@ -1105,8 +1346,11 @@ def _defender(a: _PowerShell, args: Args, piped: object) -> object:
     switched = [k for k, v in args.kw.items() if k.startswith("disable") and v not in (False,)]
     excluded = [k for k in args.kw if k.startswith("exclusion")]
     if switched or excluded:
-        a.out.effects.append(Effect(Action.DISABLE, "windows defender", Origin.NONE, (),
-                                    frozenset(), "Set-MpPreference"))  # fmt: skip
+        a.out.effects.append(
+            Effect(
+                Action.DISABLE, "windows defender", Origin.NONE, (), frozenset(), "Set-MpPreference"
+            )
+        )
     return None
 
 

@@ -17,10 +17,10 @@ from typing import NamedTuple
 from sidecar.code.collector import Collector, Nested
 from sidecar.code.values import (
     ANY_ADDRESS,
-    TEMP_DIR,
     ENVIRONMENT_DATA,
     MAX_ITEMS,
     MAX_TEXT,
+    TEMP_DIR,
     UNKNOWN,
     Data,
     Ref,
@@ -128,19 +128,58 @@ _ALIASES = {
     "socketserver.ThreadingTCPServer": "http.server.HTTPServer",
     "ssl.wrap_socket": "socket.wrap",
 }
-_BUILTINS = frozenset({
-    "open", "exec", "eval", "compile", "__import__", "getattr", "chr", "ord", "bytes",
-    "bytearray", "str", "int", "list", "tuple", "reversed", "map", "dict", "len", "print",
-    "execfile", "input", "globals", "vars", "sorted", "set", "repr", "iter", "next", "range",
-})  # fmt: skip
+_BUILTINS = frozenset(
+    {
+        "open",
+        "exec",
+        "eval",
+        "compile",
+        "__import__",
+        "getattr",
+        "chr",
+        "ord",
+        "bytes",
+        "bytearray",
+        "str",
+        "int",
+        "list",
+        "tuple",
+        "reversed",
+        "map",
+        "dict",
+        "len",
+        "print",
+        "execfile",
+        "input",
+        "globals",
+        "vars",
+        "sorted",
+        "set",
+        "repr",
+        "iter",
+        "next",
+        "range",
+    }
+)
 _SHELL_MODULES = ("os", "subprocess", "pty", "shutil", "builtins", "socket", "ctypes")
 # Stat constants, for chmod(path, stat.S_ISUID | 0o755).
 _STAT = {
-    "S_ISUID": 0o4000, "S_ISGID": 0o2000, "S_ISVTX": 0o1000, "S_IRWXU": 0o700,
-    "S_IRUSR": 0o400, "S_IWUSR": 0o200, "S_IXUSR": 0o100, "S_IRWXG": 0o070, "S_IRGRP": 0o040,
-    "S_IWGRP": 0o020, "S_IXGRP": 0o010, "S_IRWXO": 0o007, "S_IROTH": 0o004, "S_IWOTH": 0o002,
+    "S_ISUID": 0o4000,
+    "S_ISGID": 0o2000,
+    "S_ISVTX": 0o1000,
+    "S_IRWXU": 0o700,
+    "S_IRUSR": 0o400,
+    "S_IWUSR": 0o200,
+    "S_IXUSR": 0o100,
+    "S_IRWXG": 0o070,
+    "S_IRGRP": 0o040,
+    "S_IWGRP": 0o020,
+    "S_IXGRP": 0o010,
+    "S_IRWXO": 0o007,
+    "S_IROTH": 0o004,
+    "S_IWOTH": 0o002,
     "S_IXOTH": 0o001,
-}  # fmt: skip
+}
 _SAFE_INT = 1 << 64
 
 
@@ -207,7 +246,7 @@ class _Analyser:
             if id(node) in self.analysed:
                 continue
             self.analysed.add(id(node))
-            scope = {name: UNKNOWN for name in _params(node.args)}
+            scope: dict[str, object] = dict.fromkeys(_params(node.args), UNKNOWN)
             self.scopes.append(scope)
             try:
                 if isinstance(node, ast.Lambda):
@@ -367,7 +406,7 @@ class _Analyser:
                 self.returns[-1].values.append(value)
         elif isinstance(node, ast.Match):
             self.value(node.subject)
-            self.branches([case.body for case in node.match_cases])
+            self.branches([case.body for case in node.cases])
         else:
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.expr):
@@ -457,15 +496,15 @@ class _Analyser:
         if isinstance(node, ast.Dict):
             mapping: dict[str, object] = {}
             for key, item in zip(node.keys, node.values, strict=True):
-                value = self.value(item)
+                entry = self.value(item)
                 if key is None:
-                    if isinstance(value, dict):
-                        mapping.update(value)
-                    elif isinstance(value, Data):
-                        mapping[f"**{len(mapping)}"] = value
+                    if isinstance(entry, dict):
+                        mapping.update(entry)
+                    elif isinstance(entry, Data):
+                        mapping[f"**{len(mapping)}"] = entry
                     continue
                 name = self.value(key)
-                mapping[str(name) if _constant(name) else f"?{len(mapping)}"] = value
+                mapping[str(name) if _constant(name) else f"?{len(mapping)}"] = entry
             return mapping
         if isinstance(node, ast.BoolOp):
             values = [self.value(v) for v in node.values]
@@ -503,9 +542,9 @@ class _Analyser:
             self.functions.append(node)
             return Func(node)
         if isinstance(node, ast.NamedExpr):
-            value = self.value(node.value)
-            self.bind(node.target, value)
-            return value
+            named = self.value(node.value)
+            self.bind(node.target, named)
+            return named
         if isinstance(node, ast.Await | ast.Yield | ast.YieldFrom | ast.Starred):
             return self.value(node.value)
         for child in ast.iter_child_nodes(node):
@@ -635,9 +674,9 @@ class _Analyser:
             stride = self.value(node.slice.step)
             if not all(v is None or _is_int(v) for v in (lower, upper, stride)) or stride == 0:
                 return derived(container, None) if isinstance(container, Data) else UNKNOWN
-            cut = slice(lower, upper, stride)  # type: ignore[arg-type]
+            cut = slice(_int_or_none(lower), _int_or_none(upper), _int_or_none(stride))
             if isinstance(container, str) or is_list(container):
-                return container[cut]  # type: ignore[index]
+                return container[cut]
             if isinstance(container, Data) and container.text is not None:
                 return derived(container, container.text[cut])
             return derived(container, None) if isinstance(container, Data) else UNKNOWN
@@ -647,7 +686,7 @@ class _Analyser:
         if (isinstance(container, str) or is_list(container)) and _is_int(key):
             assert isinstance(key, int)
             try:
-                return container[key]  # type: ignore[index]
+                return container[key]
             except IndexError:
                 return UNKNOWN
         if isinstance(container, dict) and isinstance(key, str):
@@ -830,6 +869,10 @@ def _bind_params(arguments: ast.arguments, args: Args) -> dict[str, object]:
     if arguments.vararg:
         scope[arguments.vararg.arg] = tuple(args.pos[len(positional) :])
     return scope
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) else None
 
 
 def _constant(value: object) -> bool:
@@ -1140,9 +1183,9 @@ def _handle_method(analyser: _Analyser, handle: Handle, name: str, args: Args) -
             analyser.sockets[-handle.key - 1] = address
             return None
         if name == "listen":
-            address = analyser.sockets.get(-handle.key - 1, (UNKNOWN, UNKNOWN))
-            items = _items(address) or (UNKNOWN, UNKNOWN)
-            out.listen(_address(items), "socket.listen")
+            listening = analyser.sockets.get(-handle.key - 1, (UNKNOWN, UNKNOWN))
+            bound = _items(listening) or (UNKNOWN, UNKNOWN)
+            out.listen(_address(bound), "socket.listen")
             return None
         if name in ("send", "sendall", "sendfile", "write"):
             out.send(host, [first], f"socket.{name}")
@@ -1263,8 +1306,14 @@ def _os_open(a: _Analyser, args: Args) -> object:
     return UNKNOWN
 
 
-for _flag, _bits in {"O_RDONLY": 0, "O_WRONLY": 1, "O_RDWR": 2, "O_CREAT": 0o100,
-                     "O_TRUNC": 0o1000, "O_APPEND": 0o2000}.items():  # fmt: skip
+for _flag, _bits in {
+    "O_RDONLY": 0,
+    "O_WRONLY": 1,
+    "O_RDWR": 2,
+    "O_CREAT": 0o100,
+    "O_TRUNC": 0o1000,
+    "O_APPEND": 0o2000,
+}.items():
     _CONSTANTS[f"os.{_flag}"] = _bits
 
 
@@ -1294,8 +1343,12 @@ def _copy(a: _Analyser, args: Args) -> object:
 
 @_api("shutil.copytree")
 def _copytree(a: _Analyser, args: Args) -> object:
-    a.out.copy(_path_text(args.get(0, "src")), _path_text(args.get(1, "dst")),
-               "shutil.copytree", recursive=True)  # fmt: skip
+    a.out.copy(
+        _path_text(args.get(0, "src")),
+        _path_text(args.get(1, "dst")),
+        "shutil.copytree",
+        recursive=True,
+    )
     return None
 
 
@@ -1313,8 +1366,12 @@ def _chown(a: _Analyser, args: Args) -> object:
 
 @_api("os.symlink", "os.link")
 def _link(a: _Analyser, args: Args) -> object:
-    a.out.write(_path_text(args.get(1, "dst")), "os.symlink", _path_text(args.get(0, "src")),
-                flags=("link",))  # fmt: skip
+    a.out.write(
+        _path_text(args.get(1, "dst")),
+        "os.symlink",
+        _path_text(args.get(0, "src")),
+        flags=("link",),
+    )
     return None
 
 
@@ -1443,21 +1500,32 @@ def _tempdir(a: _Analyser, args: Args) -> object:
 
 @_api("tempfile.mkdtemp", "tempfile.mkstemp", "tempfile.mktemp")
 def _mkdtemp(a: _Analyser, args: Args) -> object:
-    return TEMP_DIR + "/tmp*"
+    return posixpath.join(TEMP_DIR, "tmp*")
 
 
 # processes
 
 
-@_api("os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput",
-      "asyncio.create_subprocess_shell", "platform.popen")  # fmt: skip
+@_api(
+    "os.system",
+    "os.popen",
+    "subprocess.getoutput",
+    "subprocess.getstatusoutput",
+    "asyncio.create_subprocess_shell",
+    "platform.popen",
+)
 def _system(a: _Analyser, args: Args) -> object:
     a.out.spawn(args.get(0, "cmd"), "os.system")
     return Data(Origin.UNKNOWN)
 
 
-@_api("subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
-      "subprocess.Popen")  # fmt: skip
+@_api(
+    "subprocess.run",
+    "subprocess.call",
+    "subprocess.check_call",
+    "subprocess.check_output",
+    "subprocess.Popen",
+)
 def _subprocess(a: _Analyser, args: Args) -> object:
     command = args.get(0, "args")
     shell = args.kw.get("shell", False)
@@ -1545,8 +1613,16 @@ def _getpid(a: _Analyser, args: Args) -> object:
     return Ref("os.getpid")
 
 
-@_api("os.setuid", "os.seteuid", "os.setreuid", "os.setresuid", "os.setgid", "os.setegid",
-      "os.setregid", "os.setresgid")  # fmt: skip
+@_api(
+    "os.setuid",
+    "os.seteuid",
+    "os.setreuid",
+    "os.setresuid",
+    "os.setgid",
+    "os.setegid",
+    "os.setregid",
+    "os.setresgid",
+)
 def _setuid(a: _Analyser, args: Args) -> object:
     a.out.privilege(args.get(0, "uid"), "os.setuid")
     return None
@@ -1555,8 +1631,15 @@ def _setuid(a: _Analyser, args: Args) -> object:
 # code
 
 
-@_api("builtins.exec", "builtins.eval", "builtins.execfile", "runpy.run_path", "pickle.loads",
-      "marshal.loads", "code.InteractiveInterpreter.runsource")  # fmt: skip
+@_api(
+    "builtins.exec",
+    "builtins.eval",
+    "builtins.execfile",
+    "runpy.run_path",
+    "pickle.loads",
+    "marshal.loads",
+    "code.InteractiveInterpreter.runsource",
+)
 def _exec(a: _Analyser, args: Args) -> object:
     code = args.get(0, "source")
     if isinstance(code, Func):
@@ -1643,7 +1726,7 @@ def _int(a: _Analyser, args: Args) -> object:
     value, base = args.get(0, "x", 0), args.get(1, "base", 10)
     if isinstance(value, str) and _is_int(base) and len(value) < 64:
         try:
-            return int(value, base)  # type: ignore[arg-type]
+            return int(value, base if isinstance(base, int) else 10)
         except ValueError:
             return UNKNOWN
     return value if _is_int(value) else UNKNOWN
@@ -1652,10 +1735,9 @@ def _int(a: _Analyser, args: Args) -> object:
 @_api("builtins.bytes", "builtins.bytearray")
 def _bytes(a: _Analyser, args: Args) -> object:
     value = args.get(0, "source", "")
-    items = value if is_list(value) else None
-    assert items is None or isinstance(items, tuple)
-    if items is not None and all(_is_int(i) and 0 <= i < 256 for i in items):  # type: ignore[operator]
-        return "".join(chr(i) for i in items)  # type: ignore[arg-type]
+    if is_list(value):
+        codes = [i for i in value if isinstance(i, int) and 0 <= i < 256]
+        return "".join(chr(i) for i in codes) if len(codes) == len(value) else UNKNOWN
     if isinstance(value, str) and len(args.pos) > 1:
         return value.encode("utf-8", "surrogatepass").decode("latin-1")
     return value if isinstance(value, str | Data) else UNKNOWN
@@ -1677,8 +1759,9 @@ def _reversed(a: _Analyser, args: Args) -> object:
 
 @_api("builtins.range")
 def _range(a: _Analyser, args: Args) -> object:
-    if all(_is_int(v) for v in args.pos) and 1 <= len(args.pos) <= 3:
-        numbers = range(*args.pos)  # type: ignore[arg-type]
+    bounds = [v for v in args.pos if isinstance(v, int)]
+    if len(bounds) == len(args.pos) and 1 <= len(bounds) <= 3 and 0 not in bounds[2:]:
+        numbers = range(*bounds)
         if len(numbers) <= MAX_ITEMS:
             return tuple(numbers)
     return UNKNOWN
@@ -1707,7 +1790,7 @@ def _dict(a: _Analyser, args: Args) -> object:
 @_api("builtins.len")
 def _len(a: _Analyser, args: Args) -> object:
     value = args.get(0, "obj")
-    return len(value) if isinstance(value, str) or is_list(value) else UNKNOWN  # type: ignore[arg-type]
+    return len(value) if isinstance(value, str) or is_list(value) else UNKNOWN
 
 
 @_api("functools.partial")
@@ -1821,8 +1904,14 @@ for _method in (*_REQUEST_METHODS, "request"):
     _API[f"aiohttp.request.{_method}"] = _API[f"requests.{_method}"]
 
 
-@_api("requests.Session", "requests.session", "requests.Client", "requests.AsyncClient",
-      "aiohttp.ClientSession", "urllib3.PoolManager")  # fmt: skip
+@_api(
+    "requests.Session",
+    "requests.session",
+    "requests.Client",
+    "requests.AsyncClient",
+    "aiohttp.ClientSession",
+    "urllib3.PoolManager",
+)
 def _session(a: _Analyser, args: Args) -> object:
     return Handle("session")
 
@@ -1837,7 +1926,7 @@ def _urlopen(a: _Analyser, args: Args) -> object:
     target = args.get(0, "url")
     data = args.get(1, "data", None)
     if isinstance(target, Handle) and target.kind == "request":
-        url, request_data = target.info  # type: ignore[misc]
+        url, request_data = target.info if is_list(target.info) else (UNKNOWN, None)
         target, data = url, data if data is not None else request_data
     if data is not None:
         a.out.send(target, [data], "urllib.request.urlopen")
@@ -1868,8 +1957,9 @@ def _create_connection(a: _Analyser, args: Args) -> object:
     a.socket_count += 1
     address = _items(args.get(0, "address")) or (UNKNOWN, UNKNOWN)
     a.sockets[a.socket_count] = address[0]
-    a.out.connect(address[0], address[1] if len(address) > 1 else UNKNOWN,
-                  "socket.create_connection")  # fmt: skip
+    a.out.connect(
+        address[0], address[1] if len(address) > 1 else UNKNOWN, "socket.create_connection"
+    )
     return Handle("socket", a.socket_count)
 
 

@@ -82,19 +82,43 @@ class _Ruby(TreeAnalyser):
         if kind == "for":
             pattern = node.child_by_field_name("pattern")
             source = node.child_by_field_name("value")
-            iterable = self.value(source.named_children[0]) if source is not None and \
-                source.named_children else UNKNOWN  # fmt: skip
+            iterable = (
+                self.value(source.named_children[0])
+                if source is not None and source.named_children
+                else UNKNOWN
+            )
             body = node.child_by_field_name("body")
             return self.loop(lambda item: self.bind(pattern, item), iterable, body)
         if kind in ("if", "unless", "if_modifier", "unless_modifier"):
             condition = node.child_by_field_name("condition")
             self.value(condition)
-            self.branches([node.child_by_field_name("consequence") or node.child_by_field_name(
-                "body"), node.child_by_field_name("alternative")])  # fmt: skip
+            self.branches(
+                [
+                    node.child_by_field_name("consequence") or node.child_by_field_name("body"),
+                    node.child_by_field_name("alternative"),
+                ]
+            )
             return True
-        if kind in ("program", "body_statement", "block_body", "begin", "then", "else", "do",
-                    "parenthesized_statements", "ensure", "rescue", "while", "until",
-                    "case", "when", "class", "module", "begin_block", "end_block"):  # fmt: skip
+        if kind in (
+            "program",
+            "body_statement",
+            "block_body",
+            "begin",
+            "then",
+            "else",
+            "do",
+            "parenthesized_statements",
+            "ensure",
+            "rescue",
+            "while",
+            "until",
+            "case",
+            "when",
+            "class",
+            "module",
+            "begin_block",
+            "end_block",
+        ):
             return False
         if kind in ("comment", "empty_statement"):
             return True
@@ -117,8 +141,12 @@ class _Ruby(TreeAnalyser):
     def bind(self, target: Node | None, value: object) -> None:
         if target is None:
             return
-        if target.type == "identifier" or target.type in ("instance_variable", "global_variable",
-                                                          "class_variable", "constant"):  # fmt: skip
+        if target.type == "identifier" or target.type in (
+            "instance_variable",
+            "global_variable",
+            "class_variable",
+            "constant",
+        ):
             self.assign(self.text(target), value)
         elif target.type in ("left_assignment_list", "destructured_left_assignment"):
             items = items_of(value)
@@ -129,7 +157,7 @@ class _Ruby(TreeAnalyser):
 
     # --- expressions ------------------------------------------------------------------
 
-    def evaluate(self, node: Node) -> object:  # noqa: C901, PLR0911, PLR0912
+    def evaluate(self, node: Node) -> object:
         kind = node.type
         if kind in ("string", "bare_string", "subshell", "heredoc_body"):
             value = self.string(node)
@@ -172,9 +200,9 @@ class _Ruby(TreeAnalyser):
             return value if value is not UNKNOWN else Ref(name)
         if kind == "scope_resolution":
             scope = node.child_by_field_name("scope")
-            name = node.child_by_field_name("name")
+            name_node = node.child_by_field_name("name")
             prefix = self.value(scope) if scope is not None else Ref("")
-            text = self.text(name) if name is not None else ""
+            text = self.text(name_node) if name_node is not None else ""
             return Ref(f"{prefix.name}::{text}" if isinstance(prefix, Ref) else text)
         if kind == "assignment":
             value = self.value(node.child_by_field_name("right"))
@@ -205,8 +233,8 @@ class _Ruby(TreeAnalyser):
         if kind == "binary":
             return self.binary(node)
         if kind == "array":
-            items = [self.value(c) for c in node.named_children]
-            return tuple(items) if len(items) <= MAX_ITEMS else UNKNOWN
+            elements = [self.value(c) for c in node.named_children]
+            return tuple(elements) if len(elements) <= MAX_ITEMS else UNKNOWN
         if kind in ("string_array", "symbol_array"):
             return tuple(self.text(c) for c in node.named_children)
         if kind == "hash":
@@ -258,7 +286,7 @@ class _Ruby(TreeAnalyser):
             if isinstance(left, int) and isinstance(right, int):
                 return left + right
             if is_list(left) and is_list(right):
-                return left + right  # type: ignore[operator]
+                return left + right
             return concat((left, right))
         if symbol == "<<" and isinstance(left, str | Data):
             return concat((left, right))
@@ -305,9 +333,7 @@ class _Ruby(TreeAnalyser):
                 pos.append(self.value(child))
         return Args(tuple(pos), kw)
 
-    def call_named(  # noqa: C901, PLR0911, PLR0912
-        self, receiver: object, name: str, args: Args, block: Func | None
-    ) -> object:
+    def call_named(self, receiver: object, name: str, args: Args, block: Func | None) -> object:
         if receiver is None:
             if name in self.methods:
                 return self.inline(self.methods[name], args)
@@ -348,8 +374,7 @@ class _Ruby(TreeAnalyser):
                     parts.append(item)
                 return concat(parts)
             if name == "pack" and text_of(args.get(0)) in ("U*", "c*", "C*"):
-                if all(isinstance(i, int) and 0 <= i < 0x110000 for i in items):
-                    return Data(Origin.DECODED, (), "".join(chr(int(i)) for i in items))  # type: ignore[call-overload]
+                return _chars(items)
             if name == "pack" and text_of(args.get(0)) in ("H*",) and items:
                 return apis.decode_value(items[0], "hex")
             if name == "pack" and text_of(args.get(0)) in ("m", "m0") and items:
@@ -363,9 +388,7 @@ class _Ruby(TreeAnalyser):
             self.inline(block, Args((UNKNOWN,), {}))
         return UNKNOWN
 
-    def handle_method(  # noqa: PLR0911
-        self, handle: Handle, name: str, args: Args, block: Func | None
-    ) -> object:
+    def handle_method(self, handle: Handle, name: str, args: Args, block: Func | None) -> object:
         first = args.get(0)
         if handle.kind == "wfile" and name in ("write", "puts", "print", "<<", "syswrite"):
             self.out.add_content(handle.key, first)
@@ -420,6 +443,14 @@ def _unescape(sequence: str) -> str:
     return _ESCAPES.get(body[0], body)
 
 
+def _chars(items: tuple[object, ...]) -> object:
+    """[104, 105].pack("c*"): characters from their codes."""
+    codes = [i for i in items if isinstance(i, int) and 0 <= i < 0x110000]
+    if len(codes) != len(items):
+        return Data(Origin.DECODED)
+    return Data(Origin.DECODED, (), "".join(chr(c) for c in codes))
+
+
 def _tr(text: str, source: str, target: str) -> str | None:
     """String#tr with ranges (enough for rot13: tr('A-Za-z', 'N-ZA-Mn-za-m'))."""
     left, right = _expand(source), _expand(target)
@@ -446,7 +477,7 @@ def _expand(spec: str) -> str:
     return "".join(out)
 
 
-def _string_method(obj: str | Data, name: str, args: Args) -> object:  # noqa: PLR0911
+def _string_method(obj: str | Data, name: str, args: Args) -> object:
     text = obj if isinstance(obj, str) else obj.text
     if text is None:
         if name in ("unpack", "unpack1") and text_of(args.get(0)) in ("m", "m0", "H*", "u"):
@@ -472,10 +503,25 @@ def _string_method(obj: str | Data, name: str, args: Args) -> object:  # noqa: P
         if first in ("A-Za-z", "a-zA-Z") and result == rot13(text):
             return Data(Origin.DECODED, (), result)
         return derived(obj, result)
-    if name in ("strip", "chomp", "downcase", "upcase", "to_s", "dup", "freeze", "lstrip",
-                "rstrip"):  # fmt: skip
-        method = {"strip": str.strip, "chomp": lambda s: s.rstrip("\r\n"), "downcase": str.lower,
-                  "upcase": str.upper, "lstrip": str.lstrip, "rstrip": str.rstrip}.get(name)  # fmt: skip
+    if name in (
+        "strip",
+        "chomp",
+        "downcase",
+        "upcase",
+        "to_s",
+        "dup",
+        "freeze",
+        "lstrip",
+        "rstrip",
+    ):
+        method = {
+            "strip": str.strip,
+            "chomp": lambda s: s.rstrip("\r\n"),
+            "downcase": str.lower,
+            "upcase": str.upper,
+            "lstrip": str.lstrip,
+            "rstrip": str.rstrip,
+        }.get(name)
         return derived(obj, method(text) if method is not None else text)
     if name in ("gsub", "sub") and isinstance(first, str) and isinstance(args.get(1), str):
         count = 1 if name == "sub" else -1
@@ -506,7 +552,7 @@ def _system(a: TreeAnalyser, args: Args) -> object:
 def _popen(a: TreeAnalyser, args: Args) -> object:
     command = args.get(0)
     if is_list(command):
-        command = tuple(c for c in command if not isinstance(c, dict))  # type: ignore[union-attr]
+        command = tuple(c for c in command if not isinstance(c, dict))
     assert isinstance(a, _Ruby)
     a.spawn(command, "IO.popen")
     return Handle("process", 0, command)
@@ -577,7 +623,7 @@ def _http_post(a: TreeAnalyser, args: Args) -> object:
 def _webrick(a: TreeAnalyser, args: Args) -> object:
     port = args.option("Port", 80)
     root = args.option("DocumentRoot")
-    a.out.listen(f"0.0.0.0:{text_of(port) or '?'}", "WEBrick", served=root)  # noqa: S104
+    a.out.listen(f"0.0.0.0:{text_of(port) or '?'}", "WEBrick", served=root)
     return Handle("server")
 
 
@@ -611,14 +657,21 @@ _KERNEL: dict[str, Handler] = {
     "open": _file_open,
     "require": apis.returns(None),
     "require_relative": apis.returns(None),
-    "load": lambda a, args: a.out.execute(Data(Origin.FILE, (a.out.target(args.get(0))[0],)),
-                                          "load"),  # fmt: skip
-    "sprintf": lambda a, args: printf(text_of(args.get(0)) or "%?", args.pos[1:])
-    if isinstance(args.get(0), str) else UNKNOWN,  # fmt: skip
-    "format": lambda a, args: printf(text_of(args.get(0)) or "%?", args.pos[1:])
-    if isinstance(args.get(0), str) else UNKNOWN,  # fmt: skip
+    "load": lambda a, args: a.out.execute(
+        Data(Origin.FILE, (a.out.target(args.get(0))[0],)), "load"
+    ),
+    "sprintf": lambda a, args: (
+        printf(text_of(args.get(0)) or "%?", args.pos[1:])
+        if isinstance(args.get(0), str)
+        else UNKNOWN
+    ),
+    "format": lambda a, args: (
+        printf(text_of(args.get(0)) or "%?", args.pos[1:])
+        if isinstance(args.get(0), str)
+        else UNKNOWN
+    ),
     "URI": _uri,
-    "httpd": lambda a, args: a.out.listen("0.0.0.0:8080", "un httpd", served="."),  # noqa: S104
+    "httpd": lambda a, args: a.out.listen("0.0.0.0:8080", "un httpd", served="."),
 }
 
 _API: dict[str, Handler] = {
@@ -638,9 +691,12 @@ _API: dict[str, Handler] = {
     "PTY.spawn": _system,
     "FileUtils.rm_rf": _each_path(apis.deletes(0, recursive=True, name="FileUtils.rm_rf")),
     "FileUtils.rm_r": _each_path(apis.deletes(0, recursive=True, name="FileUtils.rm_r")),
-    "FileUtils.remove_dir": _each_path(apis.deletes(0, recursive=True, name="FileUtils.remove_dir")),
-    "FileUtils.remove_entry": _each_path(apis.deletes(0, recursive=True,
-                                                      name="FileUtils.remove_entry")),  # fmt: skip
+    "FileUtils.remove_dir": _each_path(
+        apis.deletes(0, recursive=True, name="FileUtils.remove_dir")
+    ),
+    "FileUtils.remove_entry": _each_path(
+        apis.deletes(0, recursive=True, name="FileUtils.remove_entry")
+    ),
     "FileUtils.rmtree": _each_path(apis.deletes(0, recursive=True, name="FileUtils.rmtree")),
     "FileUtils.rm": _each_path(apis.deletes(0, name="FileUtils.rm")),
     "FileUtils.rm_f": _each_path(apis.deletes(0, name="FileUtils.rm_f")),
@@ -661,15 +717,19 @@ _API: dict[str, Handler] = {
     "FileUtils.chown": _chown,
     "FileUtils.chown_R": _chown,
     "File.chown": _chown,
-    "File.symlink": lambda a, args: a.out.write(args.get(1), "File.symlink", args.get(0),
-                                                flags=("link",)),  # fmt: skip
-    "FileUtils.ln_s": lambda a, args: a.out.write(args.get(1), "FileUtils.ln_s", args.get(0),
-                                                  flags=("link",)),  # fmt: skip
-    "FileUtils.ln_sf": lambda a, args: a.out.write(args.get(1), "FileUtils.ln_sf", args.get(0),
-                                                   flags=("link",)),  # fmt: skip
+    "File.symlink": lambda a, args: a.out.write(
+        args.get(1), "File.symlink", args.get(0), flags=("link",)
+    ),
+    "FileUtils.ln_s": lambda a, args: a.out.write(
+        args.get(1), "FileUtils.ln_s", args.get(0), flags=("link",)
+    ),
+    "FileUtils.ln_sf": lambda a, args: a.out.write(
+        args.get(1), "FileUtils.ln_sf", args.get(0), flags=("link",)
+    ),
     "FileUtils.touch": _each_path(apis.writes(0, None, name="FileUtils.touch")),
-    "FileUtils.mkdir_p": _each_path(apis.writes(0, None, name="FileUtils.mkdir_p",
-                                                flags=("directory",))),  # fmt: skip
+    "FileUtils.mkdir_p": _each_path(
+        apis.writes(0, None, name="FileUtils.mkdir_p", flags=("directory",))
+    ),
     "Dir.mkdir": apis.writes(0, None, name="Dir.mkdir", flags=("directory",)),
     "File.write": apis.writes(0, 1, name="File.write"),
     "IO.write": apis.writes(0, 1, name="IO.write"),
@@ -682,14 +742,16 @@ _API: dict[str, Handler] = {
     "IO.readlines": apis.reads(0, name="IO.readlines"),
     "File.foreach": apis.reads(0, name="File.foreach"),
     "File.binread": apis.reads(0, name="File.binread"),
-    "Dir.glob": lambda a, args: (a.out.read(args.get(0), "Dir.glob", listing=True),
-                                 (args.get(0),))[1],  # fmt: skip
+    "Dir.glob": lambda a, args: (a.out.read(args.get(0), "Dir.glob", listing=True), (args.get(0),))[
+        1
+    ],
     "Dir.entries": apis.reads(0, listing=True, name="Dir.entries"),
     "Dir.children": apis.reads(0, listing=True, name="Dir.children"),
     "Dir.home": apis.returns("~"),
     "Dir.pwd": lambda a, args: a.out.cwd or ".",
-    "Dir.chdir": lambda a, args: setattr(a.out, "cwd", a.out.target(args.get(0))[0]
-                                         if text_of(args.get(0)) else None),  # fmt: skip
+    "Dir.chdir": lambda a, args: setattr(
+        a.out, "cwd", a.out.target(args.get(0))[0] if text_of(args.get(0)) else None
+    ),
     "Dir.tmpdir": apis.returns("/tmp"),  # noqa: S108
     "File.join": lambda a, args: join_path(args.pos),
     "File.expand_path": _expand_path,
@@ -700,8 +762,9 @@ _API: dict[str, Handler] = {
     "Base64.strict_decode64": apis.decode("base64", binary=True),
     "Base64.urlsafe_decode64": apis.decode("base64url", binary=True),
     "Zlib::Inflate.inflate": apis.returns(Data(Origin.DECODED)),
-    "Marshal.load": lambda a, args: (a.out.execute(args.get(0), "Marshal.load")
-                                     if isinstance(args.get(0), Data) else None),  # fmt: skip
+    "Marshal.load": lambda a, args: (
+        a.out.execute(args.get(0), "Marshal.load") if isinstance(args.get(0), Data) else None
+    ),
     "Net::HTTP.get": apis.fetches(0, name="Net::HTTP.get"),
     "Net::HTTP.get_response": apis.fetches(0, name="Net::HTTP.get_response"),
     "Net::HTTP.post": _http_post,
@@ -713,8 +776,10 @@ _API: dict[str, Handler] = {
     "TCPSocket.new": _tcp,
     "TCPSocket.open": _tcp,
     "Socket.tcp": _tcp,
-    "TCPServer.new": lambda a, args: a.out.listen(f"0.0.0.0:{text_of(args.get(-1)) or '?'}",  # noqa: S104
-                                                  "TCPServer"),  # fmt: skip
+    "TCPServer.new": lambda a, args: a.out.listen(
+        f"0.0.0.0:{text_of(args.get(-1)) or '?'}",
+        "TCPServer",
+    ),
     "WEBrick::HTTPServer.new": _webrick,
     "Process.kill": _process_kill,
     "Process::Sys.setuid": apis.privileges(0, name="Process::Sys.setuid"),

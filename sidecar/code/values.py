@@ -17,7 +17,7 @@ import lzma
 import posixpath
 import zlib
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import NamedTuple, TypeGuard
 from urllib.parse import urlsplit
 
 from sidecar.effects.model import ENVIRONMENT, UNRESOLVED, Origin
@@ -53,11 +53,12 @@ class Ref(NamedTuple):
 
 
 # Library values that are the whole process environment (where API keys live).
-ENVIRONMENT_REFS = frozenset({"os.environ", "process.env", "ENV", "%ENV", "$_ENV", "$_SERVER",
-                              "env:", "Deno.env"})  # fmt: skip
+ENVIRONMENT_REFS = frozenset(
+    {"os.environ", "process.env", "ENV", "%ENV", "$_ENV", "$_SERVER", "env:", "Deno.env"}
+)
 
 
-def is_list(value: object) -> bool:
+def is_list(value: object) -> TypeGuard[tuple[object, ...]]:
     """Lists are plain tuples (named tuples are other values: Data, Ref, ...)."""
     return type(value) is tuple
 
