@@ -264,7 +264,11 @@ class Collector:
         return host, frozenset()
 
     def fetch(self, url: object, api: str, saved_to: object = None) -> Data:
-        """A download; returns the downloaded data (for exec(urlopen(u).read()))."""
+        """A download; returns the downloaded data (for exec(urlopen(u).read())). A URL
+        that carries a file's contents or the environment sends them."""
+        if sources_of(url):
+            self.send(url, [url], api)
+            return Data(Origin.NETWORK, (host_of(url) or UNRESOLVED,))
         host, flags = self._host(url)
         saved: tuple[str, ...] = ()
         if saved_to is not None:

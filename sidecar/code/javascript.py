@@ -446,7 +446,18 @@ class _JavaScript(TreeAnalyser):
             args = self.arguments(arguments)
             name = text_of(args.get(0))
             return Ref(_module(name)) if name is not None else UNKNOWN
-        func = self.value(callee)
+        if callee is not None and callee.type == "member_expression":
+            # obj.name(...): a method call, even where obj.name alone reads a property
+            target = callee.child_by_field_name("object")
+            prop = callee.child_by_field_name("property")
+            obj = self.value(target)
+            self.done.add(callee.id)
+            name = self.text(prop) if prop is not None else ""
+            if not isinstance(obj, Ref | dict):
+                return self.method(obj, name, self.arguments(arguments))
+            func = self.member(obj, name)
+        else:
+            func = self.value(callee)
         args = self.arguments(arguments)
         return self.invoke(func, args, new=False)
 
@@ -473,6 +484,8 @@ class _JavaScript(TreeAnalyser):
 
     def method(self, obj: object, name: str, args: Args) -> object:
         first = args.get(0)
+        if name == "then" and isinstance(first, Func):  # promise.then(value => ...)
+            return self.inline(first, Args((obj,), {}))
         if isinstance(obj, str | Data):
             return _string_method(obj, name, args)
         if is_list(obj):

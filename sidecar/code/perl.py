@@ -189,8 +189,15 @@ class _Perl(TreeAnalyser):
         content = node.child_by_field_name("content")
         if content is None:
             return ""
+        # The content node may leave out leading and trailing blanks: read between the
+        # delimiters instead.
+        start, end = content.start_byte, content.end_byte
+        before = [c for c in node.children if c.end_byte <= content.start_byte]
+        after = [c for c in node.children if c.start_byte >= content.end_byte]
+        if before and after:
+            start, end = before[-1].end_byte, after[0].start_byte
         parts: list[object] = []
-        position = content.start_byte
+        position = start
         for child in content.named_children if interpolate else ():
             parts.append(self.src[position : child.start_byte].decode("utf-8", "replace"))
             if child.type == "escape_sequence":
@@ -198,7 +205,7 @@ class _Perl(TreeAnalyser):
             else:
                 parts.append(self.value(child))
             position = child.end_byte
-        parts.append(self.src[position : content.end_byte].decode("utf-8", "replace"))
+        parts.append(self.src[position:end].decode("utf-8", "replace"))
         if not interpolate:
             parts = [
                 p.replace("\\\\", "\\").replace("\\'", "'") if isinstance(p, str) else p

@@ -417,9 +417,17 @@ def _proc_open(a: TreeAnalyser, args: Args) -> object:
     return Handle("process", 0, command)
 
 
+def _url_text(value: object) -> str | None:
+    """What is known of a value that may be a URL (URL wrappers make file functions
+    network functions)."""
+    if isinstance(value, Data) and value.text is None:
+        return value.partial
+    return text_of(value)
+
+
 def _file_get_contents(a: TreeAnalyser, args: Args) -> object:
     path = args.get(0)
-    text = text_of(path)
+    text = _url_text(path)
     if text is not None and "://" in text and not text.startswith("file://"):
         if text.startswith(("php://input", "php://stdin")):
             return Data(Origin.UNKNOWN)
@@ -437,7 +445,7 @@ def _file_put_contents(a: TreeAnalyser, args: Args) -> object:
 
 def _fopen(a: TreeAnalyser, args: Args) -> object:
     path, mode = args.get(0), text_of(args.get(1)) or "r"
-    text = text_of(path)
+    text = _url_text(path)
     if text is not None and "://" in text and not text.startswith(("file://", "php://")):
         return a.out.fetch(path, "fopen")
     if any(c in mode for c in "wax+c"):

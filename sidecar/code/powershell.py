@@ -41,6 +41,7 @@ def analyse_powershell(code: str, nested: Nested, depth: int = 0) -> CodeAnalysi
     # The grammar cannot parse a bare `$HOME/.ssh` argument (PowerShell reads it as an
     # expandable string): quote such words first.
     data = _BARE_PATH.sub(rb'\1"\2"', data)
+    data = _CALLED_PATH.sub(rb'\1"\2"', data)
     tree = parse("powershell", data)
     _PowerShell(data, out).run(tree.root_node)
     return out.result()
@@ -300,6 +301,8 @@ _QUIET = frozenset(
     }
 )
 _BARE_PATH = re2.compile(rb"""(^|[\s=(,])(\$[A-Za-z_{][\w:{}.-]*[\\/][^\s;|)'"]*)""")
+# `& /tmp/x`: the grammar wants an expression after the call operator.
+_CALLED_PATH = re2.compile(rb"""((?:^|[;|{(]\s*)[&.]\s+)(/[^\s;|)'"]*)""")
 _QUOTES = "'\u2018\u2019"  # PowerShell also accepts typographic single quotes
 _SCOPES = ("global:", "script:", "local:", "private:", "using:")
 _ESCAPES = {
@@ -863,7 +866,7 @@ class _PowerShell(TreeAnalyser):
                 self.out.fetch(first, "WebClient.DownloadFile", saved_to=_ps_path(args.get(1)))
                 return None
             if name in ("uploadfile",):
-                path = _ps_path(args.get(-1 if len(args.pos) > 1 else 1))
+                path = _ps_path(args.pos[-1] if len(args.pos) > 1 else UNKNOWN)
                 self.out.send(
                     first, [Data(Origin.FILE, (self.out.target(path)[0],))], "WebClient.UploadFile"
                 )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import posixpath
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
@@ -199,7 +200,9 @@ def _parse(code: str, collector: Collector) -> ast.Module | None:
     """The module, or what can be salvaged line by line when it does not parse (Python 2
     code run by a `python` that may be Python 2)."""
     try:
-        return ast.parse(code)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings about the code are not ours to log
+            return ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         pass
     collector.parse_error = True
@@ -209,7 +212,9 @@ def _parse(code: str, collector: Collector) -> ast.Module | None:
         if not line:
             continue
         try:
-            body.extend(ast.parse(line).body)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                body.extend(ast.parse(line).body)
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
             continue
     return ast.Module(body=body, type_ignores=[])

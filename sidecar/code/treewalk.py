@@ -110,7 +110,10 @@ class TreeAnalyser:
             self.analysed.add(func.node.id)
             self.scopes.append(dict.fromkeys(func.params, UNKNOWN))
             try:
-                self.subwalk(func.body)
+                if self.is_expression_body(func.body):
+                    self.value(func.body)
+                else:
+                    self.subwalk(func.body)
             finally:
                 self.scopes.pop()
 
