@@ -226,8 +226,8 @@ class _Analyser:
         self.globals: dict[str, object] = {"__name__": "__main__", "__file__": "<string>"}
         self.scopes: list[dict[str, object]] = [self.globals]
         self.star_modules: list[str] = []
-        self.budget = 20_000 + 40 * size  # steps before unrolling and inlining stop
-        self.limit = 200_000 + 400 * size  # steps before analysis stops altogether
+        self.budget = 5_000 + 10 * size  # steps before unrolling and inlining stop
+        self.limit = 100_000 + 100 * size  # steps before analysis stops altogether
         self.steps = 0
         self.depth = 0
         self.inlined = 0

@@ -83,8 +83,8 @@ class TreeAnalyser:
         self.out = out
         self.globals: dict[str, object] = {}
         self.scopes: list[dict[str, object]] = [self.globals]
-        self.budget = 20_000 + 40 * len(source)  # steps before unrolling and inlining stop
-        self.limit = 200_000 + 400 * len(source)  # steps before the analysis stops
+        self.budget = 5_000 + 10 * len(source)  # steps before unrolling and inlining stop
+        self.limit = 100_000 + 100 * len(source)  # steps before the analysis stops
         self.steps = 0
         self.depth = 0
         self.stopped = False
