@@ -13,6 +13,7 @@ Run: .venv/bin/python -m bench.code_bench
 from __future__ import annotations
 
 import ast
+import functools
 import statistics
 import time
 from collections.abc import Callable
@@ -103,7 +104,7 @@ def typical() -> None:
             bare(text)
             _analyse(language, text, 0)
         parsed = _measure(bare, parse_texts)
-        analysed = _measure(lambda code, lang=language: _analyse(lang, code, 0), analyse_texts)
+        analysed = _measure(functools.partial(_analyse, language, depth=0), analyse_texts)
         ratio = analysed / parsed if parsed else float("nan")
         print(f"   {language:<11} {analysed:>8.1f}us {parsed:>9.1f}us {ratio:>6.1f}x")
 
