@@ -15,11 +15,13 @@ from typing import NamedTuple
 
 import re2
 
+from sidecar.code import analyse_code, code_invocations
 from sidecar.effects.catalogue import Catalogue, effects_of
 from sidecar.effects.hosts import host_of
 from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
 from sidecar.shell.walk import ShellAnalysis, SimpleCommand
+from sidecar.shell.walk import analyse as shell_analyse
 
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _OUTPUT_ORIGINS = {
@@ -38,6 +40,7 @@ class LineEffects(NamedTuple):
     effects: tuple[Effect, ...]
     unknown_programs: tuple[str, ...]  # programs the catalogue does not know
     read_only: bool  # every command is a known read-only one, writing nothing
+    problems: tuple[str, ...] = ()  # what code given to interpreters left unresolved
 
 
 @dataclass(slots=True)
@@ -55,10 +58,12 @@ def line_effects(
     analysis: ShellAnalysis,
     catalogue: Catalogue,
     code_effects: Callable[[SimpleCommand], Iterable[Effect]] | None = None,
+    depth: int = 0,
 ) -> LineEffects:
     flow = _Flow()
     effects: list[Effect] = []
     unknown: list[str] = []
+    problems: list[str] = []
     read_only = not analysis.problems and not analysis.parse_error
     for command in analysis.commands:
         if command.program in _BOOKKEEPING:
@@ -66,17 +71,92 @@ def line_effects(
         found, known, quiet = _command_effects(command, catalogue, flow)
         if code_effects is not None:
             found.extend(code_effects(command))
+        code_found, code_problems = _interpreted(command, catalogue, flow, depth)
+        if code_found or code_problems:
+            found.extend(code_found)
+            problems.extend(code_problems)
+            read_only = False
         if not known:
             unknown.append(command.program)
             read_only = False
         elif not quiet or any(e.action not in _LOOKS for e in found):
             read_only = False
         effects.extend(found)
+    read_only = read_only and bool(effects or analysis.commands)
     return LineEffects(
-        tuple(effects),
-        tuple(dict.fromkeys(unknown)),
-        read_only and bool(effects or analysis.commands),
+        tuple(effects), tuple(dict.fromkeys(unknown)), read_only, tuple(dict.fromkeys(problems))
     )
+
+
+_MAX_CODE_DEPTH = 3
+_INTERPRETER_LANGUAGES = {
+    "python": "python", "python2": "python", "python3": "python", "pypy": "python",
+    "pypy3": "python", "node": "javascript", "nodejs": "javascript", "deno": "javascript",
+    "bun": "javascript", "ruby": "ruby", "perl": "perl", "php": "php", "pwsh": "powershell",
+    "powershell": "powershell",
+}  # fmt: skip
+_SUFFIX_LANGUAGES = {
+    ".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+    ".ts": "javascript", ".rb": "ruby", ".pl": "perl", ".php": "php", ".ps1": "powershell",
+}  # fmt: skip
+
+
+def _interpreted(
+    command: SimpleCommand, catalogue: Catalogue, flow: _Flow, depth: int
+) -> tuple[list[Effect], list[str]]:
+    """Effects of code a command hands to an interpreter (`python3 -c`, `node -e`, a
+    here-document, a script written earlier in the line), and what it left unresolved."""
+    if depth > _MAX_CODE_DEPTH:
+        return [], []
+    stdin = command.stdin_text
+    if stdin is None and command.input_from is not None:
+        known = flow.outputs.get(id(command.input_from))
+        if known is not None and known[0] is Origin.LITERAL and known[2]:
+            stdin = known[2]  # echo 'code' | python3
+    invocations = list(code_invocations(command.program, command.args, stdin))
+    language = _INTERPRETER_LANGUAGES.get(command.program) or (
+        "python" if command.program.startswith("python") else ""
+    )
+    if language and not invocations:
+        script = next((a for a in command.positionals if type(a) is str), None)
+        if script is not None:
+            content = flow.contents.get(normalise(script))
+            if content:
+                invocations.append((language, content))  # a script written earlier
+    found: list[Effect] = []
+    problems: list[str] = []
+    for code_language, code in invocations:
+        result = analyse_code(code_language, code)
+        problems.extend(result.problems)
+        for effect in result.effects:
+            target = effect.target
+            if effect.action in _PATH_ACTIONS and target not in (STDIN, UNRESOLVED):
+                target = normalise(target)
+            found.append(effect._replace(target=target, flags=effect.flags | _IN_CODE))
+        for line in result.shell[:32]:
+            nested = shell_analyse(line)
+            problems.extend(nested.problems)
+            if nested.parse_error:
+                problems.append("code runs a command line that cannot be parsed")
+            sub = line_effects(nested, catalogue, depth=depth + 1)
+            found.extend(sub.effects)
+            problems.extend(sub.problems)
+    return found, problems
+
+
+def script_language(path: str) -> str:
+    """The language of a script file, by its suffix ("" if not one we analyse)."""
+    for suffix, language in _SUFFIX_LANGUAGES.items():
+        if path.endswith(suffix):
+            return language
+    return ""
+
+
+_IN_CODE = frozenset({"in_code"})
+_PATH_ACTIONS = frozenset(
+    {Action.READ, Action.WRITE, Action.DELETE, Action.MOVE, Action.CHMOD, Action.CHOWN,
+     Action.EXECUTE, Action.PERSIST}
+)  # fmt: skip
 
 
 def _command_effects(

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from sidecar.code import analyse_code
 from sidecar.effects.adapters import CallForm, FileChange
 from sidecar.effects.analyser import EffectAnalyser, Judged
 from sidecar.effects.hosts import host_of
 from sidecar.effects.model import Action, Effect, Origin
 from sidecar.effects.paths import normalise
+from sidecar.effects.shell_effects import script_language
 from sidecar.effects.written_code import commands_in, cron_commands
 from sidecar.inspection.model import ToolCall
 from sidecar.inspection.session_flow import SessionFlow
@@ -41,6 +43,7 @@ class CallReport(NamedTuple):
     analyses: tuple[ShellAnalysis, ...]  # shell code the call runs or writes for later
     unknown_programs: tuple[str, ...]
     read_only: bool  # only reads and fetches, nothing unknown
+    problems: tuple[str, ...] = ()  # what code in other languages left unresolved
 
 
 class CallEffects:
@@ -82,6 +85,9 @@ class CallEffects:
         analyses: list[ShellAnalysis] = []
         if cron:
             return self._commands(cron_commands(content), analyses)
+        language = script_language(path)
+        if language:
+            return self._code(language, content, analyses, [])
         if _is_shell_text(path, content):
             return self._commands([content], analyses)
         return self._commands(commands_in(path, content), analyses)
@@ -97,15 +103,36 @@ class CallEffects:
                 effects.extend(self._file_effects(change, analyses))
         elif form.kind == "fetch":
             effects.extend(_fetch_effects(form))
-        elif form.kind == "code" and form.language in ("shell", "bash", "sh", "zsh"):
-            analysis = shell_analyse(form.code[:_MAX_CONTENT])
-            analyses.append(analysis)
-            effects.extend(self.analyser.line(analysis).effects)
+        problems: list[str] = []
+        if form.kind == "code":
+            effects.extend(self._code(form.language, form.code, analyses, problems))
         judged = tuple(self.analyser.judge(effects))
         read_only = form.kind in ("files", "fetch", "none") and all(
             e.action in (Action.READ, Action.FETCH) for e in effects
         )
-        return CallReport(form, tuple(effects), judged, tuple(analyses), (), read_only)
+        return CallReport(
+            form, tuple(effects), judged, tuple(analyses), (), read_only, tuple(problems)
+        )
+
+    def _code(
+        self, language: str, code: str, analyses: list[ShellAnalysis], problems: list[str]
+    ) -> list[Effect]:
+        """Code a tool runs directly (a notebook cell, an automation script)."""
+        if language in ("shell", "bash", "sh", "zsh", ""):
+            analysis = shell_analyse(code[:_MAX_CONTENT])
+            analyses.append(analysis)
+            found = self.analyser.line(analysis)
+            problems.extend(found.problems)
+            return list(found.effects)
+        result = analyse_code(language, code)
+        problems.extend(result.problems)
+        effects = [
+            e._replace(target=normalise(e.target)) if e.action in _PATH_ACTIONS else e
+            for e in result.effects
+        ]
+        for line in result.shell[:32]:
+            effects.extend(self._commands([line], analyses))
+        return effects
 
     def _shell(self, call: ToolCall, form: CallForm) -> CallReport:
         analysis = self.shell_calls.analyse(call)
@@ -130,6 +157,7 @@ class CallEffects:
             tuple(analyses),
             found.unknown_programs,
             found.read_only,
+            found.problems,
         )
         if len(line) <= _REMEMBERED_LENGTH:
             if len(self._lines) >= _MAX_REMEMBERED:
@@ -173,10 +201,15 @@ class CallEffects:
         is_script = content.startswith("#!") or path.endswith(_SHELL_SUFFIXES)
         if not is_script and RUNS_LATER.isdisjoint(classes) and not commands_in(path, content):
             return []
+        language = script_language(path)
+        if language:
+            return [
+                e._replace(flags=e.flags | _WRITTEN_CODE)
+                for e in self._code(language, content, analyses, [])
+            ]
         if not _is_shell_text(path, content):
             # Units, desktop entries, cron tables, plists, package.json scripts, CI and
-            # editor tasks hold command lines; code in other languages is for the
-            # language analysers.
+            # editor tasks hold command lines.
             return self._commands(commands_in(path, content), analyses)
         return self._commands([content], analyses)
 
@@ -213,6 +246,10 @@ def _fetch_effects(form: CallForm) -> list[Effect]:
     return found
 
 
+_PATH_ACTIONS = frozenset(
+    {Action.READ, Action.WRITE, Action.DELETE, Action.MOVE, Action.CHMOD, Action.CHOWN,
+     Action.EXECUTE, Action.PERSIST}
+)  # fmt: skip
 _RECURSIVE = frozenset({"recursive"})
 _TRUNCATE = frozenset({"truncate"})
 _EDIT = frozenset({"edit"})

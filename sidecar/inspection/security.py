@@ -496,6 +496,18 @@ class SecurityInspector(LocalInspector):
                 )
             if report.judged:
                 findings.extend(self._effect_findings(report.judged))
+            for problem in report.problems[:3]:
+                findings.append(
+                    Finding(
+                        inspector=NAME,
+                        verdict=self._rules.unresolved_verdict,
+                        rule_id="code.unresolved",
+                        message=problem,
+                        risk=Risk.HIGH,
+                        confidence=0.6,
+                        approval_prompt=f"Cannot tell what this code does: {problem}.",
+                    )
+                )
         return findings
 
     def _effect_findings(self, judged: Sequence[Judged]) -> list[Finding]:
