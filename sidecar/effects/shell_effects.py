@@ -20,6 +20,7 @@ from sidecar.effects.catalogue import Catalogue, effects_of
 from sidecar.effects.hosts import host_of
 from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
+from sidecar.shell.printing import printed_text
 from sidecar.shell.walk import ShellAnalysis, SimpleCommand
 from sidecar.shell.walk import analyse as shell_analyse
 
@@ -210,7 +211,7 @@ def _command_effects(
             else:
                 output_origin = _OUTPUT_ORIGINS[spec.output]
                 if spec.output == "literal":
-                    output_text = " ".join(parsed.operands)
+                    output_text = printed_text(command.program, command.args)
         runs_stdin = spec.runs_stdin and not parsed.operands and _STDIN_OFF.isdisjoint(parsed.named)
         if runs_stdin and command.input_from is not None:
             found.append(
@@ -329,7 +330,7 @@ def _output_of(
     if spec.output == "decoded":
         return Origin.DECODED, reads + feed[1], ""
     if spec.output == "literal":
-        return Origin.LITERAL, (), " ".join(parsed.operands)
+        return Origin.LITERAL, (), printed_text(command.program, command.args)
     if spec.output == "input":
         return feed
     if spec.output == "files":

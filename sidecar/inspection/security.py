@@ -490,9 +490,12 @@ class SecurityInspector(LocalInspector):
         if self._effects is not None:
             report = self._effects.of(call, session_id)
             for written in report.analyses[1 if analysis is not None else 0 :]:
-                # Code written for later (a script, a hook, a startup file) is judged too.
+                # Code written for later (a script, a hook, a startup file) is judged as
+                # if it ran: a reverse shell saved to deploy.sh is a reverse shell.
                 findings.extend(
-                    f for f in self._shell_findings(written) if f.verdict is Verdict.DENY
+                    f._replace(message=f"{f.message} (in code written for later)")
+                    for f in self._shell_findings(written)
+                    if f.verdict is not Verdict.ALLOW and f.rule_id != "shell.parse_error"
                 )
             if report.judged:
                 findings.extend(self._effect_findings(report.judged))

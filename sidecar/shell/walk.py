@@ -32,6 +32,7 @@ from sidecar.shell.embedded_code import (
     shell_script_index,
 )
 from sidecar.shell.embedded_code import PROGRAMS as EMBEDDING_PROGRAMS
+from sidecar.shell.printing import printed_text
 from sidecar.shell.wrappers import DEFAULT_WRAPPERS, WrapperSpec, unwrap
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
@@ -553,7 +554,7 @@ def _command(
     else:
         words += [_resolve(c, source, env) for c in arguments]
     redirect_nodes = _redirect_nodes(node, around)
-    redirects, heredoc = _redirects(redirect_nodes, source) if redirect_nodes else ((), None)
+    redirects, heredoc = _redirects(redirect_nodes, source, env) if redirect_nodes else ((), None)
     if input_from is None and nested:
         input_from = _substituted_command(arguments, source)
         if input_from is None and redirect_nodes:
@@ -817,7 +818,7 @@ def _follow_startup_write(walk: _Walk, command: SimpleCommand, depth: int) -> No
         targets = [r.target for r in command.redirects if r.operator in (">", ">>", "&>")]
     for target in targets:
         if is_startup_file(target):
-            text = " ".join(_printed(source)).replace("\\n", "\n")
+            text = printed_text(source.program, source.args)
             _walk_script(walk, text, depth + 1, f"written to {target}", None)
             return
 
@@ -827,10 +828,8 @@ def _follow_stdin(walk: _Walk, shell: SimpleCommand, depth: int) -> None:
     if source is None:
         return
     if source.program in ("echo", "printf") and source.args:
-        body = " ".join(_printed(source))
-        _walk_script(
-            walk, body.replace("\\n", "\n"), depth + 1, f"piped into {shell.program}", None
-        )
+        body = printed_text(source.program, source.args)
+        _walk_script(walk, body, depth + 1, f"piped into {shell.program}", None)
     elif source.program in ("cat",) and not source.positionals:
         return
     else:
@@ -959,7 +958,9 @@ def _redirect_nodes(command: Node, around: list[Node]) -> list[Node]:
     return nodes
 
 
-def _redirects(nodes: list[Node], source: str) -> tuple[tuple[Redirect, ...], str | None]:
+def _redirects(
+    nodes: list[Node], source: str, env: Mapping[str, str] | None = None
+) -> tuple[tuple[Redirect, ...], str | None]:
     found: list[Redirect] = []
     heredoc: str | None = None
     for child in nodes:
@@ -967,12 +968,12 @@ def _redirects(nodes: list[Node], source: str) -> tuple[tuple[Redirect, ...], st
             destination = child.child_by_field_name("destination")
             operator = next((c.type for c in child.children if not c.is_named), "")
             if destination is not None:
-                found.append(Redirect(operator, _resolve(destination, source)))
+                found.append(Redirect(operator, _resolve(destination, source, env)))
         elif child.type == "heredoc_redirect":
             body = next((c for c in child.named_children if c.type == "heredoc_body"), None)
             heredoc = _text(body, source) if body is not None else ""
         elif child.type == "herestring_redirect":
-            heredoc = " ".join(_resolve(w, source) for w in child.named_children)
+            heredoc = " ".join(_resolve(w, source, env) for w in child.named_children)
     return tuple(found), heredoc
 
 
