@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
+from sidecar.effects.paths import normalise
 from sidecar.matching.pattern_filter import PatternFilter
 from sidecar.shell.embedded_code import (
     INLINE_CODE_OPTIONS,
@@ -222,7 +223,8 @@ class SensitivePaths:
     def _search(self, path: str) -> bool:
         if not self.patterns or not path or ("://" in path and "file://" not in path):
             return False  # a URL names a remote resource, not a local file
-        return bool(self._filter.matching(_strip_file_marker(path.strip("'\""))))
+        # One spelling per path: /./etc/shadow, ~/x/../.ssh/id_rsa, /proc/self/root/etc/...
+        return bool(self._filter.matching(normalise(_strip_file_marker(path.strip("'\"")))))
 
     def any(self, paths: Iterable[str]) -> bool:
         return any(self.matches(p) for p in paths)

@@ -61,6 +61,8 @@ class InspectorChain:
     async def run(self, calls: Sequence[ToolCall], context: InspectionContext) -> ChainResult:
         if context.mode is Mode.CHAT:
             return ChainResult([_skipped(call) for call in calls], {})
+        # No verdict may depend on whether a string can be encoded (lone surrogates).
+        calls = [call.sanitised() for call in calls]
         per_call: list[list[Finding]] = [[] for _ in calls]
         failures: dict[str, str] = {}
         clock = time.perf_counter

@@ -968,7 +968,9 @@ def _redirects(
             destination = child.child_by_field_name("destination")
             operator = next((c.type for c in child.children if not c.is_named), "")
             if destination is not None:
-                found.append(Redirect(operator, _resolve(destination, source, env)))
+                # `> ~/.ssh/{id_rsa,x}` is an error in bash; counting every word is the safe side.
+                for target in _words_of(destination, source, env):
+                    found.append(Redirect(operator, target))
         elif child.type == "heredoc_redirect":
             body = next((c for c in child.named_children if c.type == "heredoc_body"), None)
             heredoc = _text(body, source) if body is not None else ""
