@@ -85,7 +85,9 @@ def compile_policy(
         )
     allowed_hosts = domain_set(policy.egress.allowed_domains)
     analyser = EffectAnalyser(
-        policy, lambda host: allowed_hosts.matches(host.rsplit(":", 1)[0]), parts.own_paths
+        policy,
+        lambda host: _local(host) or allowed_hosts.matches(_without_port(host)),
+        parts.own_paths,
     )
     problems = analyser.problems()
     if problems:
@@ -111,6 +113,19 @@ def compile_policy(
         links.append(ChainLink(available[name], settings.timeout_ms / 1000, settings.on_error))
     chain = InspectorChain(links, parts.metrics)
     return ActivePolicy(loaded, chain, mode_override or policy.permission.default_mode)
+
+
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]", "ip6-localhost"})
+
+
+def _without_port(host: str) -> str:
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _local(host: str) -> bool:
+    """Data sent to this machine does not leave it (the sidecar's own API is guarded apart)."""
+    bare = _without_port(host).lower()
+    return bare in _LOOPBACK or bare.startswith("127.")
 
 
 def _source_of_rule(loaded: LoadedPolicy, problem: str) -> str:

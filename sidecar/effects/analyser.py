@@ -16,6 +16,7 @@ from sidecar.effects.model import Effect
 from sidecar.effects.paths import ClassSpec, PathClasses, class_specs
 from sidecar.effects.rules import EffectJudge, compile_rules
 from sidecar.effects.shell_effects import LineEffects, line_effects
+from sidecar.matching.globs import GlobSet
 from sidecar.policy.schema import EffectRule, Policy
 from sidecar.shell.walk import ShellAnalysis
 from sidecar.shell.walk import analyse as shell_analyse
@@ -48,7 +49,10 @@ class EffectAnalyser:
         own_paths: Iterable[str] = (),
     ) -> None:
         self.programs = policy.programs
-        self.catalogue = Catalogue(policy.programs)
+        indexes = GlobSet(
+            g for domain in policy.egress.package_indexes for g in (domain, "*." + domain)
+        )
+        self.catalogue = Catalogue(policy.programs, indexes.matches)
         specs = _with_credentials(class_specs(policy.path_classes), policy.sensitive_paths)
         specs = _with_own_paths(specs, own_paths)
         self.classes = PathClasses(specs, policy.permission.workspace_roots)

@@ -7,7 +7,7 @@ which words are subcommands, which are operands — and applies the spec's effec
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -152,7 +152,12 @@ def _compile_effect(spec: EffectSpec) -> CompiledEffect:
 
 
 class Catalogue:
-    def __init__(self, programs: Mapping[str, ProgramSpec]) -> None:
+    def __init__(
+        self,
+        programs: Mapping[str, ProgramSpec],
+        trusted_index: Callable[[str], bool] = lambda host: False,
+    ) -> None:
+        self.trusted_index = trusted_index  # package indexes installs may use unasked
         self._programs: dict[str, CompiledProgram] = {}
         for name, spec in programs.items():
             compiled = _compile(name, spec)

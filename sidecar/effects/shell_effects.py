@@ -16,7 +16,7 @@ from typing import NamedTuple
 import re2
 
 from sidecar.code import analyse_code, code_invocations
-from sidecar.effects.catalogue import Catalogue, effects_of
+from sidecar.effects.catalogue import Catalogue, ParsedCommand, effects_of
 from sidecar.effects.hosts import host_of
 from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
@@ -227,6 +227,8 @@ def _command_effects(
         output_sources = (ENVIRONMENT,)
     if parsed is not None and any(e.action in _NETWORK for e in found):
         found.extend(_secrets_sent(command, parsed.options, found))
+    if parsed is not None and "custom_index" in parsed.named:
+        found = _trusted_indexes(found, parsed, catalogue)
     found = [_with_flow(effect, flow, input_origin, input_sources, input_text) for effect in found]
     read_here = tuple(e.target for e in found if e.action is Action.READ)
     if read_here:  # tar czf k.tgz ~/.ssh: the archive carries what it read
@@ -297,6 +299,22 @@ def _secrets_sent(
                            program=command.program)
                 )  # fmt: skip
     return found
+
+
+def _trusted_indexes(
+    found: list[Effect], parsed: ParsedCommand, catalogue: Catalogue
+) -> list[Effect]:
+    """`pip install torch --index-url https://download.pytorch.org/...`: an index the policy
+    trusts is not a custom one."""
+    spellings = [s for s, flag in parsed.spec.flag_names.items() if flag == "custom_index"]
+    values = [v for s in spellings for v in parsed.options.get(s, ())]
+    hosts = [host_of(v) for v in values]
+    if not values or not all(h and catalogue.trusted_index(h) for h in hosts):
+        return found
+    return [
+        e._replace(flags=e.flags - {"custom_index"}) if "custom_index" in e.flags else e
+        for e in found
+    ]
 
 
 def _issued_by(variable: str, host: str) -> bool:

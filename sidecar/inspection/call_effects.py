@@ -15,7 +15,7 @@ from sidecar.code import analyse_code
 from sidecar.effects.adapters import CallForm, FileChange
 from sidecar.effects.analyser import EffectAnalyser, Judged
 from sidecar.effects.hosts import host_of
-from sidecar.effects.model import Action, Effect, Origin
+from sidecar.effects.model import UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
 from sidecar.effects.shell_effects import script_language
 from sidecar.effects.written_code import commands_in, cron_commands
@@ -214,6 +214,8 @@ class CallEffects:
         return self._commands([content], analyses)
 
     def _commands(self, lines: list[str], analyses: list[ShellAnalysis]) -> list[Effect]:
+        """Effects of command lines written for later. What only the run can tell (a path
+        from `$ROOT`) is left out: the code is judged for what it clearly does."""
         found: list[Effect] = []
         for line in lines[:64]:
             analysis = shell_analyse(line[:_MAX_CONTENT])
@@ -221,6 +223,7 @@ class CallEffects:
             found.extend(
                 e._replace(flags=e.flags | _WRITTEN_CODE)
                 for e in self.analyser.line(analysis).effects
+                if e.target != UNRESOLVED and "unresolved" not in e.flags
             )
         return found
 

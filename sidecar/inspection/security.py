@@ -451,6 +451,12 @@ class RuleBook:
         return rules
 
 
+def _only_the_run_can_tell(finding: Finding) -> bool:
+    """Findings about values known only when code runs: not held against code written for
+    later (it is judged for what it clearly does)."""
+    return "unresolved" in finding.rule_id or finding.rule_id == "shell.parse_error"
+
+
 def check_examples(book: RuleBook, rules: Sequence[SecurityRule]) -> list[str]:
     """Each rule's inline examples must behave as written; returns what does not."""
     problems: list[str] = []
@@ -495,7 +501,7 @@ class SecurityInspector(LocalInspector):
                 findings.extend(
                     f._replace(message=f"{f.message} (in code written for later)")
                     for f in self._shell_findings(written)
-                    if f.verdict is not Verdict.ALLOW and f.rule_id != "shell.parse_error"
+                    if f.verdict is not Verdict.ALLOW and not _only_the_run_can_tell(f)
                 )
             if report.judged:
                 findings.extend(self._effect_findings(report.judged))

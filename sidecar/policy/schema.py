@@ -269,6 +269,16 @@ class EgressPolicy(Strict):
         description="Tools that read a file; reading a sensitive one taints the session.",
     )
     path_arguments: tuple[str, ...] = ("path", "file_path", "filename", "file", "target_file")
+    package_indexes: tuple[str, ...] = Field(
+        default=(
+            "pypi.org", "files.pythonhosted.org", "download.pytorch.org", "pypi.nvidia.com",
+            "registry.npmjs.org", "registry.yarnpkg.com", "npm.pkg.github.com",
+            "rubygems.org", "crates.io", "index.crates.io", "repo.maven.apache.org",
+            "proxy.golang.org", "conda.anaconda.org", "repo.anaconda.com",
+        ),
+        description="Package indexes (domains and their subdomains) that installs may use "
+        "without asking; any other index or registry asks.",
+    )  # fmt: skip
 
 
 class ModelEndpoint(Strict):

@@ -9,6 +9,7 @@ it like any other script. Pure string work: nothing here parses shell itself.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
@@ -183,7 +184,7 @@ def _shell_strings(program: str, code: str) -> list[str]:
     for call in _SHELL_CALL.finditer(code):
         if call.group(1):  # a list of arguments: join its string items
             items = [_QUOTED_STRING.findall(call.group(2)), _QUOTED_STRING.findall(call.group(3))]
-            found.append(" ".join(_unquote(item) for part in items for item in part))
+            found.append(shlex.join(_unquote(item) for part in items for item in part))
         else:
             found.append(_unquote(call.group(2)))
     if program in ("perl", "ruby", "php"):

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import tree_sitter_bash
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node, Parser, Tree
 
 from sidecar.shell.embedded_code import (
     COMMAND_VARIABLES,
@@ -163,12 +163,69 @@ def _walk_script(
     # other character is one ASCII letter, and read all text from the original.
     stand_in = script if script.isascii() else _NON_ASCII.sub("a", script)
     tree = _parser().parse(stand_in.encode("ascii"))
+    if tree.root_node.has_error and ("<<'" in stand_in or '<<"' in stand_in):
+        # The grammar stumbles on some quoted here-document bodies; a body is data, so a
+        # parse that blanks them and then succeeds is the right reading of the line.
+        blanked, ranges = _blank_quoted_heredocs(stand_in)
+        retry = _parser().parse(blanked.encode("ascii"))
+        # Only if every blanked range is a here-document body in the new tree: `<<'X'`
+        # inside a quoted string must not blank the commands after it.
+        if not retry.root_node.has_error and _all_heredoc_bodies(retry, ranges):
+            tree = retry
     outer = walk.source
     walk.source = script
     try:
         _walk_nodes(walk, tree.root_node, depth, via, input_from)
     finally:
         walk.source = outer
+
+
+_QUOTED_HEREDOC = re.compile(r"""<<(-?)[ \t]*(?:'([^'\n]+)'|"([^"\n]+)"|\\(\w+))""")
+
+
+def _blank_quoted_heredocs(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """Quoted here-documents (`<<'EOF'`) are data: nothing in them is expanded. The grammar
+    still stumbles on some bodies (Python with `(...).x()` lines), so this stand-in holds
+    letters where a quoted body is; every offset stays the same, and the walk reads the
+    body's text from the original. Returns the text and the blanked ranges."""
+    out = list(text)
+    ranges: list[tuple[int, int]] = []
+    position = 0
+    for match in _QUOTED_HEREDOC.finditer(text):
+        if match.start() < position:
+            continue  # inside a body blanked already
+        delimiter = match.group(2) or match.group(3) or match.group(4) or ""
+        strip_tabs = bool(match.group(1))
+        start = text.find("\n", match.end())
+        if start == -1 or not delimiter:
+            continue
+        index = start + 1
+        filler = "x" if "x" not in delimiter else "q"
+        while index < len(text):
+            end = text.find("\n", index)
+            line_end = len(text) if end == -1 else end
+            line = text[index:line_end]
+            if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                break
+            for at in range(index, line_end):
+                out[at] = filler
+            index = line_end + 1
+        if index > start + 1:
+            ranges.append((start + 1, min(index, len(text))))
+        position = index
+    return "".join(out), ranges
+
+
+def _all_heredoc_bodies(tree: Tree, ranges: list[tuple[int, int]]) -> bool:
+    bodies: list[tuple[int, int]] = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "heredoc_body":
+            bodies.append((node.start_byte, node.end_byte))
+        else:
+            stack.extend(node.children)
+    return all(any(start <= lo + 1 and hi <= end + 1 for start, end in bodies) for lo, hi in ranges)
 
 
 def _walk_body(
