@@ -31,6 +31,7 @@ _FALLBACK_PATH = (
 )  # fmt: skip
 _FALLBACK_CONTENT = ("content", "contents", "file_text", "text", "code_edit", "data", "body")
 _FALLBACK_URL = ("url", "uri", "urls", "endpoint", "href", "link")
+_CWD_KEYS = ("workdir", "working_directory", "workingDirectory", "cwd", "dir_path")
 
 
 class FileChange(NamedTuple):
@@ -52,6 +53,7 @@ class CallForm(NamedTuple):
     language: str = ""
     code: str = ""
     adapter: str = ""  # which profile (or "fallback")
+    cwd: str = ""  # the working directory the call names (workdir, cwd, dir_path, ...)
 
 
 _UNKNOWN = CallForm("unknown")
@@ -89,6 +91,13 @@ class ToolAdapters:
         return None
 
     def form(self, name: str, arguments: Mapping[str, Any], depth: int = 0) -> CallForm:
+        form = self._form(name, arguments, depth)
+        cwd = _first(arguments, _CWD_KEYS) if isinstance(arguments, Mapping) else None
+        if isinstance(cwd, str) and cwd.startswith(("/", "~")):
+            form = form._replace(cwd=cwd)
+        return form
+
+    def _form(self, name: str, arguments: Mapping[str, Any], depth: int = 0) -> CallForm:
         adapter = self.adapter_for(name)
         if adapter is None:
             return _fallback(arguments)

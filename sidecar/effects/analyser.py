@@ -71,10 +71,12 @@ class EffectAnalyser:
     def line(self, analysis: ShellAnalysis) -> LineEffects:
         return line_effects(analysis, self.catalogue)
 
-    def judge(self, effects: Iterable[Effect]) -> list[Judged]:
+    def judge(self, effects: Iterable[Effect], workspace: str = "") -> list[Judged]:
+        """`workspace`: the call's working directory when known (paths below it are the
+        workspace's)."""
         found: list[Judged] = []
         for effect in effects:
-            for rule in self.judge_rules.matching(effect):
+            for rule in self.judge_rules.matching(effect, workspace):
                 found.append(Judged(rule.rule, effect))
         return found
 

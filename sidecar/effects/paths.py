@@ -125,25 +125,26 @@ class PathClasses:
         self._roots = tuple(
             normalise(root).rstrip("/") for root in workspace_roots if root.startswith("/")
         )
-        self._answers: dict[tuple[str, bool], frozenset[str]] = {}
+        self._answers: dict[tuple[str, bool, str], frozenset[str]] = {}
 
-    def classify(self, path: str, recursive: bool = False) -> frozenset[str]:
-        key = (path, recursive)
+    def classify(self, path: str, recursive: bool = False, workspace: str = "") -> frozenset[str]:
+        """`workspace`: the call's working directory, when known (absolute)."""
+        key = (path, recursive, workspace)
         found = self._answers.get(key)
         if found is None:
-            found = self._classify(path, recursive)
+            found = self._classify(path, recursive, workspace)
             if len(self._answers) >= _MAX_REMEMBERED:
                 self._answers.clear()
             self._answers[key] = found
         return found
 
-    def _classify(self, path: str, recursive: bool) -> frozenset[str]:
+    def _classify(self, path: str, recursive: bool, workspace: str = "") -> frozenset[str]:
         if not path:
             return frozenset()
         names: set[str] = set()
         if path.startswith("?") or "$" in path:
             names.add(UNRESOLVED_CLASS)
-        if self._in_workspace(path):
+        if self._in_workspace(path, workspace):
             names.add(WORKSPACE)
         elif not path.startswith(("/", "~")):
             names.add(OUTSIDE_WORKSPACE)  # climbs out with ..
@@ -155,8 +156,14 @@ class PathClasses:
                 names |= self._below(path)
         return frozenset(names)
 
-    def _in_workspace(self, path: str) -> bool:
+    def _in_workspace(self, path: str, workspace: str = "") -> bool:
         if path.startswith(("/", "~")):
+            if (
+                workspace
+                and workspace != "/"
+                and (path == workspace or path.startswith(workspace + "/"))
+            ):
+                return True
             return any(path == r or path.startswith(r + "/") for r in self._roots)
         return not (path == ".." or path.startswith("../"))
 

@@ -129,36 +129,40 @@ class EffectJudge:
             for action in compiled.actions:
                 self._by_action.setdefault(action, []).append(compiled)
 
-    def classes_of(self, effect: Effect, recursive: bool | None = None) -> frozenset[str]:
+    def classes_of(
+        self, effect: Effect, recursive: bool | None = None, workspace: str = ""
+    ) -> frozenset[str]:
         if effect.action not in PATH_ACTIONS:
             return frozenset()
         if effect.target in (UNRESOLVED, STDIN) or effect.has("unresolved"):
             return frozenset({UNRESOLVED_CLASS}) if effect.target != STDIN else frozenset()
         if recursive is None:
             recursive = _RECURSIVE in effect.flags
-        return self.classes.classify(effect.target, recursive)
+        return self.classes.classify(effect.target, recursive, workspace)
 
-    def data_classes_of(self, effect: Effect) -> frozenset[str]:
+    def data_classes_of(self, effect: Effect, workspace: str = "") -> frozenset[str]:
         names: set[str] = set()
         for item in effect.data:
             if item == ENVIRONMENT:
                 names.add(ENVIRONMENT_CLASS)
             elif item not in (STDIN, ""):
                 names.add(FILE_CLASS)
-                names |= self.classes.classify(item, recursive=True)
+                names |= self.classes.classify(item, True, workspace)
         return frozenset(names)
 
-    def matching(self, effect: Effect) -> list[CompiledEffectRule]:
+    def matching(self, effect: Effect, workspace: str = "") -> list[CompiledEffectRule]:
         rules = self._by_action.get(effect.action)
         if not rules:
             return []
-        classes = self.classes_of(effect)
-        direct = self.classes_of(effect, recursive=False) if _RECURSIVE in effect.flags else classes
+        classes = self.classes_of(effect, None, workspace)
+        direct = (
+            self.classes_of(effect, False, workspace) if _RECURSIVE in effect.flags else classes
+        )
         cached: list[frozenset[str]] = []
 
         def data_classes() -> frozenset[str]:
             if not cached:
-                cached.append(self.data_classes_of(effect))
+                cached.append(self.data_classes_of(effect, workspace))
             return cached[0]
 
         return [

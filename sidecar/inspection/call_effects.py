@@ -70,12 +70,17 @@ class CallEffects:
         if last is not None and last[0] is call:
             return last[1]
         found = self._work_out(call)
+        cwd = normalise(found.form.cwd) if found.form.cwd else ""
+        resolved: list[Effect] | None = None
         if self._flow is not None and session_id:
+            cwd = self._flow.working_directory(session_id, cwd)
             resolved = self._flow.apply(session_id, found.effects)
-            if resolved is not None:
-                found = found._replace(
-                    effects=tuple(resolved), judged=tuple(self.analyser.judge(resolved))
-                )
+        if resolved is not None or cwd:
+            # Judged again: with the session's facts, or knowing the working directory (an
+            # absolute path below it is the workspace's).
+            effects = tuple(resolved) if resolved is not None else found.effects
+            found = found._replace(effects=effects, judged=tuple(self.analyser.judge(effects, cwd)))
+        if self._flow is not None and session_id:
             self._flow.record(session_id, found.effects, found.analyses)
         self._last = (call, found)
         return found

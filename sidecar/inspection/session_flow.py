@@ -18,6 +18,7 @@ from sidecar.shell.walk import ShellAnalysis, SimpleCommand
 from sidecar.state.session_facts import Fact, SessionFacts
 
 FILE, TREE, CARRIED, REMOTE, REGISTRY = "file", "tree", "carried", "remote", "registry"
+CWD = "cwd"
 _RUNS = frozenset({Action.EXECUTE, Action.INSTALL, Action.PERSIST})
 _HIDDEN = frozenset({Origin.NETWORK, Origin.DECODED})
 _SECRET_CLASSES = frozenset({"credentials", "key_stores", "environment"})
@@ -51,6 +52,17 @@ class SessionFlow:
         self._classify = classify
         # (path, content, is a cron table) -> the effects of running it
         self._code_effects = code_effects
+
+    def working_directory(self, session_id: str, given: str) -> str:
+        """The call's working directory: the one it names (remembered for the session's
+        later calls, as runtimes send it with some tools only), else the last one named."""
+        if given:
+            last = self._facts.fact(session_id, CWD, "last")
+            if last is None or last.detail != given:
+                self._facts.record(session_id, [Fact(CWD, "last", "", given)])
+            return given
+        last = self._facts.fact(session_id, CWD, "last")
+        return last.detail if last is not None else ""
 
     def apply(self, session_id: str, effects: Sequence[Effect]) -> list[Effect] | None:
         """The effects resolved against the session's facts; None when nothing changed."""
