@@ -29,6 +29,7 @@ from sidecar.state.session_facts import SessionFacts
 _MAX_REMEMBERED = 4096
 _REMEMBERED_LENGTH = 2048  # longer lines are worked out afresh, not kept
 _MAX_CONTENT = 128 * 1024  # written content analysed as code, at most
+_MAX_NESTED_ANALYSES = 32  # code written by code written by ...: bounded
 # Classes of paths whose content another program runs.
 RUNS_LATER = frozenset({"runs_later", "startup", "persistence", "git_hooks"})
 _SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".command", ".envrc")
@@ -225,11 +226,17 @@ class CallEffects:
         for line in lines[:64]:
             analysis = shell_analyse(line[:_MAX_CONTENT])
             analyses.append(analysis)
-            found.extend(
-                e._replace(flags=e.flags | _WRITTEN_CODE)
-                for e in self.analyser.line(analysis).effects
-                if e.target != UNRESOLVED and "unresolved" not in e.flags
-            )
+            for effect in self.analyser.line(analysis).effects:
+                if effect.target == UNRESOLVED or "unresolved" in effect.flags:
+                    continue
+                found.append(effect._replace(flags=effect.flags | _WRITTEN_CODE))
+                if (
+                    effect.action is Action.WRITE
+                    and effect.content
+                    and len(analyses) < _MAX_NESTED_ANALYSES
+                ):
+                    # A script that writes a hook or a unit: that file is code for later too.
+                    found.extend(self._written_code(effect.target, effect.content, analyses))
         return found
 
 
