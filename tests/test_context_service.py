@@ -97,7 +97,6 @@ async def test_history_pages(stub) -> None:
 @pytest.mark.parametrize(
     ("requests", "field"),
     [
-        ([pb.ProjectRequest(session_id="nope")], "session_id: unknown session"),
         ([pb.AppendRequest(session_id="", messages=[text("a", pb.ROLE_USER, "x")])], "session_id:"),
         (
             [pb.AppendRequest(session_id="x", messages=[text("", pb.ROLE_USER, "x")])],
@@ -201,7 +200,6 @@ async def test_history_pages(stub) -> None:
             ],
             "usage: token counts must not be negative",
         ),
-        ([pb.HistoryRequest(session_id="nope")], "session_id: unknown session"),
         (
             [
                 pb.AppendRequest(session_id="x", messages=[text("u", pb.ROLE_USER, "x")]),

@@ -23,10 +23,28 @@ class PairingError(ValueError):
 @dataclass(slots=True)
 class PairingTracker:
     """Follows a session's agent-visible messages to accept only appends that keep
-    the pairing valid."""
+    the pairing valid. A staged tracker checks a batch against its parent without
+    copying the parent's call ids, so an append costs the batch, not the session."""
 
     pending: dict[str, str] = field(default_factory=dict)  # call id -> message id
     seen_calls: set[str] = field(default_factory=set)
+    parent: PairingTracker | None = None
+
+    def staged(self) -> PairingTracker:
+        return PairingTracker(dict(self.pending), set(), self)
+
+    def settled(self) -> PairingTracker:
+        """The staged tracker folded into its parent (once the batch is stored)."""
+        if self.parent is None:
+            return self
+        seen = self.parent.seen_calls
+        seen |= self.seen_calls
+        return PairingTracker(self.pending, seen)
+
+    def _seen(self, call_id: str) -> bool:
+        return call_id in self.seen_calls or (
+            self.parent is not None and self.parent._seen(call_id)
+        )
 
     def check(self, message: Message) -> None:
         calls, results = message.tool_calls, message.tool_results
@@ -48,7 +66,7 @@ class PairingTracker:
         for call in calls:
             if not call.id:
                 raise PairingError(message.id, "a tool call has no id")
-            if call.id in self.seen_calls or ids.count(call.id) > 1:
+            if self._seen(call.id) or ids.count(call.id) > 1:
                 raise PairingError(message.id, f"tool call id {call.id!r} is used twice")
         for result in results:
             if result.tool_call_id not in self.pending:

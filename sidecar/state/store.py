@@ -6,7 +6,7 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -72,6 +72,27 @@ MIGRATIONS: tuple[str, ...] = (
         UNIQUE (session_id, id)
     );
     """,
+    # Context: the calibration's age, the last rewrite of a view, idleness for
+    # retention, and an index that reads a session's agent view without its history.
+    """
+    ALTER TABLE sessions ADD COLUMN calibrated_seq INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN rewrite_seq INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN last_active_at REAL NOT NULL DEFAULT 0;
+    UPDATE sessions SET last_active_at = created_at;
+    CREATE INDEX sessions_by_last_active ON sessions (last_active_at);
+    CREATE INDEX messages_agent_view ON messages (session_id, agent_visible, position, seq);
+    """,
+)
+
+# Every table that holds rows of a session, and the column naming the session.
+# Deleting a session (DeleteSession, retention) removes its rows from each of them:
+# a new session-keyed table must be added here (a test checks the schema for it).
+SESSION_TABLES: tuple[tuple[str, str], ...] = (
+    ("messages", "session_id"),
+    ("standing_answers", "session_id"),
+    ("one_time_answers", "session_id"),
+    ("answer_log", "session_id"),
+    ("sessions", "id"),
 )
 
 
@@ -103,6 +124,8 @@ class StateStore:
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
         self._db.execute("PRAGMA busy_timeout = 5000")
+        # Deleted rows are overwritten with zeros: a deleted session leaves no text behind.
+        self._db.execute("PRAGMA secure_delete = ON")
         if path != ":memory:":
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
@@ -196,6 +219,28 @@ class StateStore:
         self._cache.move_to_end(key)
         while len(self._cache) > self._cache_entries:
             self._cache.popitem(last=False)
+
+    def delete_sessions(self, session_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        """Remove each session's rows from every table in SESSION_TABLES, in one
+        transaction; rows removed per session and table. Then the write-ahead log is
+        checkpointed and truncated, so no copy of the deleted pages stays in it."""
+        removed: dict[str, dict[str, int]] = {}
+        with self.transaction() as db:
+            for session_id in session_ids:
+                removed[session_id] = {
+                    table: db.execute(
+                        f"DELETE FROM {table} WHERE {column} = ?",  # noqa: S608 (constants)
+                        (session_id,),
+                    ).rowcount
+                    for table, column in SESSION_TABLES
+                }
+        with self._lock:
+            gone = set(session_ids)
+            self._answered_sessions -= gone
+            for key in [k for k in self._cache if k[1] in gone]:
+                del self._cache[key]
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return removed
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
