@@ -13,28 +13,31 @@ from sidecar.context.messages import Kind, Message, Role, ToolResult
 from sidecar.context.tokens import MESSAGE_OVERHEAD, estimate, result_tokens, text_tokens
 
 HEAD_SHARE = 0.75  # of the kept characters; the tail holds the rest (errors come last)
-# Below this a stand-in is mostly note: the smallest a result is ever shortened to.
-MIN_ELIDED_TOKENS = 100
+# The smallest a result is ever shortened to: little more than the short note.
+MIN_ELIDED_TOKENS = 40
 _NOTE = (
     "\n[... {cut:,} of {total:,} characters ({lines:,} lines) elided here to fit the "
     "context window. The full output is kept in the session history as message "
     "{message_id!r}; to see the elided part, run the tool again with a narrower request "
     "(a line range, a search, head or tail). ...]\n"
 )
+# When room is short, the note is too.
+_SHORT_NOTE = "\n[... {cut:,} characters elided; all of it: message {message_id!r} ...]\n"
 
 
 def elide_text(text: str, max_tokens: int, message_id: str) -> str:
     """`text` within `max_tokens` (by the estimate), keeping its head and tail."""
     if text_tokens(text) <= max_tokens:
         return text
-    keep = max(max_tokens * 4 - len(_NOTE) - 40, 0)
+    note = _NOTE if max_tokens * 4 >= 3 * len(_NOTE) else _SHORT_NOTE
+    keep = max(max_tokens * 4 - len(note) - 40, 0)
     for _ in range(8):
         head = int(keep * HEAD_SHARE)
         tail = keep - head
         cut = text[head : len(text) - tail]
         shortened = (
             text[:head]
-            + _NOTE.format(
+            + note.format(
                 cut=len(cut), total=len(text), lines=cut.count("\n"), message_id=message_id
             )
             + text[len(text) - tail :]

@@ -238,7 +238,8 @@ class ContextManager:
             )
         )  # fmt: skip
         if not stored:
-            self._metrics.compactions.labels(trigger="any", result="conflict").inc()
+            for trigger, _ in call.events[:1]:
+                self._metrics.compactions.labels(trigger=trigger, result="conflict").inc()
             raise ContextExhausted("the session changed while this call ran; try again")
         session.persisted = True
         session.tracker = session.tracker.settled()
@@ -507,7 +508,10 @@ class ContextManager:
         if inserts:
             # A usage report for a message older than this describes another view.
             state.rewrite_seq = inserts[0].seq
-            state.next_seq = max(state.next_seq, inserts[-1].seq + 1)
+            added = inserts[-1].seq + 1 - state.next_seq
+            state.next_seq += added
+            if state.calibrated_seq:
+                state.calibrated_seq += added  # the sidecar's own messages do not age it
         first = min(m.position for m in [*hidden, *inserts])
         if state.usage_tokens and first <= state.usage_seq:
             state.usage_tokens = 0  # the report described a view that changed before its end
@@ -526,9 +530,11 @@ class ContextManager:
         prefix, tail = session.projection()
         shown = session.view[:prefix] + tail
         estimated = cost(shown)
-        # Plan in the units `before` was counted in. What a provider report says beyond
-        # the calibrated estimate (tool definitions, say) is taken to stay whatever is
-        # hidden: an overhead, never less than the same excess as a ratio would give.
+        # Aim in the units `before` was counted in: what a provider report says beyond
+        # the calibrated estimate (tool definitions, or a wrong report) is taken to stay
+        # whatever is hidden. It makes compaction hide more, but never refuse: whether a
+        # view fits is decided by the count Project reports (a report that was wrong
+        # must not end the session; one that was right is corrected by the next).
         ratio = calibration(state)
         overhead = max(before.tokens - ratio * estimated, 0.0)
         hard = policy.compaction_threshold * limit
@@ -537,8 +543,8 @@ class ContextManager:
         preferred = HEADROOM * hard
         parts = layout(shown)
         anchors = cost(parts.anchors)
-        if overhead + ratio * anchors > limit:
-            raise ContextExhausted(_too_large(parts, ratio, overhead, limit))
+        if ratio * anchors > limit:
+            raise ContextExhausted(_too_large(parts, ratio, limit))
         summarizer = self._summarizer()
         summary_cap = max(int(SUMMARY_SHARE * limit), MIN_SUMMARY_TOKENS)
         seq = state.next_seq
@@ -580,7 +586,10 @@ class ContextManager:
                 totals.append((k, overhead + ratio * (base + tail_summary + rest[k])))
         hide = next(
             (k for k, total in totals if total <= preferred),
-            next((k for k, total in totals if total < hard), totals[-1][0]),
+            next(
+                (k for k, total in totals if total < hard),
+                min(totals, key=lambda choice: choice[1])[0],  # then the smallest view
+            ),
         )
         if hide:
             hidden_tail = [m for g in parts.groups[:hide] for m in g]
@@ -604,7 +613,7 @@ class ContextManager:
                 continue
             excess = math.ceil((total - hard) / ratio) + 1
             original = (
-                message if message.kind is Kind.ORDINARY else self._original(session, message)
+                message if message.kind is Kind.ORDINARY else self._original(session, call, message)
             )
             if original is None:
                 continue
@@ -618,8 +627,30 @@ class ContextManager:
             total -= ratio * (message.tokens - stand_in.tokens)
             seq += 1
         kept = [elisions.get(i, m) for i, m in enumerate(kept)]
-        if total > limit:
-            raise ContextExhausted(_too_large(parts, ratio, overhead, limit, kept))
+        # Then the summaries this compaction writes give up their room, down to a marker.
+        for index, message in enumerate(kept):
+            if total < hard:
+                break
+            if (
+                message.role is Role.TOOL
+                or message not in inserts
+                or message.kind is not Kind.SUMMARY
+            ):
+                continue
+            excess = math.ceil((total - hard) / ratio) + 1
+            text = "".join(p.text for p in message.parts if isinstance(p, Text))
+            shorter = replace(
+                message, parts=(Text(shorten(text, max(message.tokens - excess, 16))),)
+            )
+            shorter = replace(shorter, tokens=estimate(shorter))
+            inserts[inserts.index(message)] = kept[index] = shorter
+            total -= ratio * (message.tokens - shorter.tokens)
+        if total - overhead > limit:
+            if trigger == "threshold" and before.tokens <= limit:
+                # No plan fits, but the view as it is does: leave it as it is.
+                call.events.append((trigger, "nothing_to_compact"))
+                return CompactionResult(trigger, 0, (), before.tokens, before.tokens)
+            raise ContextExhausted(_too_large(parts, ratio, limit, kept))
         if not inserts:
             call.events.append((trigger, "nothing_to_compact"))
             if trigger == "context_exceeded":
@@ -649,11 +680,14 @@ class ContextManager:
             trigger, len(hidden), tuple(m.id for m in inserts), before.tokens, after.tokens
         )
 
-    def _original(self, session: Session, stand_in: Message) -> Message | None:
-        """The message a stand-in replaces, to shorten it again from the full text."""
+    def _original(self, session: Session, call: _Call, stand_in: Message) -> Message | None:
+        """The message a stand-in replaces, to shorten it again from the full text (it
+        may have come with this very call, and not be stored yet)."""
         if not stand_in.replaces:
             return None
-        original = self._store.message(session.state.id, stand_in.replaces)
+        original = next((m for m in call.appended if m.id == stand_in.replaces), None)
+        if original is None:
+            original = self._store.message(session.state.id, stand_in.replaces)
         if original is None or not is_result(original):
             return None
         return replace(original, tokens=estimate(original))
@@ -895,15 +929,12 @@ def _sidecar_message(
 def _too_large(
     parts: Layout,
     ratio: float,
-    overhead: float,
     limit: int,
     kept: Sequence[Message] | None = None,
 ) -> str:
     """What must stay and does not fit, for the FAILED_PRECONDITION message."""
     head = round(ratio * cost(parts.head))
     pieces = [f"the system prompt ({head} tokens)"] if parts.head else []
-    if overhead >= 1:
-        pieces.append(f"what the provider counts beyond the messages ({round(overhead)} tokens)")
     if parts.latest is not None:
         latest = round(ratio * parts.latest.tokens)
         pieces.append(f"the latest request {parts.latest.id!r} ({latest} tokens)")
@@ -918,7 +949,7 @@ def _too_large(
         pieces.append(f"the newest messages {ids} ({round(ratio * cost(newest))} tokens)")
     return (
         f"the view cannot fit the context limit of {limit} tokens even compacted "
-        f"({round(overhead + ratio * cost(kept))} tokens with tool results shortened): "
+        f"({round(ratio * cost(kept))} tokens with tool results shortened): "
         f"{', '.join(pieces)} must stay; shorten them or raise the limit"
     )
 

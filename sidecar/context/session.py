@@ -26,6 +26,7 @@ from sidecar.context.messages import (
     ToolResult,
 )
 from sidecar.context.pairing import PairingTracker, tracker_for, without_unanswered_calls
+from sidecar.context.tokens import estimate
 
 SESSION_BYTES = 2_000  # the session object, its lock, its state
 MESSAGE_BYTES = 220  # a Message object, its tuple of parts and its slot in the view
@@ -150,7 +151,10 @@ class Session:
         while start > 0 and not any(c.id in pending for c in view[start - 1].tool_calls):
             start -= 1
         start = max(start - 1, 0)
-        return start, without_unanswered_calls(view[start:])
+        kept = {id(m) for m in view[start:]}
+        tail = without_unanswered_calls(view[start:])
+        # A message that lost its waiting calls costs less: estimate it again.
+        return start, [m if id(m) in kept else replace(m, tokens=estimate(m)) for m in tail]
 
     def find(self, message_id: str) -> Message | None:
         """A message of the view by id, searched from the end (usually close to it)."""

@@ -77,7 +77,8 @@ class TokenCount:
 
 def calibration(state: SessionState) -> float:
     """The ratio in effect now: the learned one, decayed towards 1 by the messages
-    stored since it was learned."""
+    the runtime stored since it was learned (compaction moves `calibrated_seq` on by
+    the messages it writes)."""
     if state.calibrated_seq <= 0 or state.calibration == 1.0:
         return 1.0
     age = max(state.next_seq - 1 - state.calibrated_seq, 0)
