@@ -13,6 +13,7 @@ import pytest
 
 from sidecar.policy.loader import PolicyError, load_policy
 from sidecar.server import Sidecar
+from sidecar.state.store import SESSION_TABLES, StateStore
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
 from tests.conftest import StartSidecar, shell, write_policy
@@ -255,3 +256,20 @@ def test_a_bad_retention_names_the_file_and_setting(tmp_path: Path) -> None:
     with pytest.raises(PolicyError) as raised:
         load_policy([tmp_path])
     assert "r.yaml" in str(raised.value) and "context.retention" in str(raised.value)
+
+
+def test_every_session_keyed_table_is_deleted_from(tmp_path: Path) -> None:
+    """A table with a session_id column that SESSION_TABLES does not list would keep a
+    deleted session's rows: a new table must be added there."""
+    store = StateStore(str(tmp_path / "state.db"))
+    try:
+        with store.reading() as db:
+            tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+            keyed = {
+                table
+                for table in tables
+                if "session_id" in {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+            }
+    finally:
+        store.close()
+    assert keyed | {"sessions"} == {table for table, _ in SESSION_TABLES}

@@ -12,6 +12,7 @@ from types import FrameType
 from typing import Any
 
 import grpc
+import pytest
 
 import sidecar
 from sidecar.context.manager import ContextManager, NewMessage
@@ -96,9 +97,17 @@ def turn(session: str, n: int) -> list[NewMessage]:
     ]
 
 
-async def test_append_and_project_work_does_not_grow_with_the_session(tmp_path: Path) -> None:
+@pytest.mark.parametrize("held", [True, False], ids=["held in memory", "evicted"])
+async def test_append_and_project_work_does_not_grow_with_the_session(
+    tmp_path: Path, held: bool
+) -> None:
+    """Held: Append and Project cost the same at 100 and 10,000 messages. Evicted (a
+    cache too small for any view): Append still does; Project reads the view again."""
     state = StateStore(str(tmp_path / "state.db"))
-    manager = ContextManager(SqliteSessionStore(state, Metrics()), ContextPolicy, Metrics())
+    cache = 64 * 1024 * 1024 if held else 1
+    manager = ContextManager(
+        SqliteSessionStore(state, Metrics()), ContextPolicy, Metrics(), cache_bytes=cache
+    )
     try:
         for session, length in (("short", 100), ("long", 10_000)):
             await manager.append(
@@ -115,7 +124,7 @@ async def test_append_and_project_work_does_not_grow_with_the_session(tmp_path: 
                 lines[session].append(
                     await lines_of(partial(manager.append, session, messages, None))
                 )
-            for _ in range(3):
+            for _ in range(3 if held else 0):
                 lines[session].append(
                     await lines_of(partial(manager.project, session, [], None, 0, False))
                 )

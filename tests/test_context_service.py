@@ -180,6 +180,20 @@ async def test_history_pages(stub) -> None:
                 pb.AppendRequest(
                     session_id="x",
                     messages=[
+                        text("u", pb.ROLE_USER, "x"),
+                        call("a", ("c1", "ls", "{}")),
+                        result("t", "c1", "ok"),
+                    ],
+                ),
+                pb.AppendRequest(session_id="x", messages=[call("a2", ("c1", "ls", "{}"))]),
+            ],
+            "messages[0]: message 'a2': tool call id 'c1' is used twice",
+        ),
+        (
+            [
+                pb.AppendRequest(
+                    session_id="x",
+                    messages=[
                         pb.Message(
                             id="u",
                             role=pb.ROLE_USER,

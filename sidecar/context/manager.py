@@ -177,7 +177,7 @@ class ContextManager:
         if session is None:
             loaded = self._store.load(session_id)
             if loaded is not None:
-                session = Session.loaded(*loaded)
+                session = Session.light(loaded.state, loaded.last_group, loaded.last_assistant)
             elif create:
                 state = SessionState(id=session_id, provider_managed=provider_managed)
                 session = Session(state, [], persisted=False)
@@ -202,6 +202,14 @@ class ContextManager:
             if not session.deleted:
                 raise SessionNotFound(session_id)
             # Deleted while we waited: look again (a new session may be created).
+
+    def _view(self, session: Session, staged: Sequence[Message] = ()) -> list[Message]:
+        """The session's agent view, loaded from the store if it is not held (plus the
+        visible messages `staged` by this call, which the store does not have yet)."""
+        if session.view is None:
+            session.attach(self._store.load_view(session.state.id) + list(staged))
+        assert session.view is not None
+        return session.view
 
     def _release(self, session: Session) -> None:
         session.users -= 1
@@ -327,29 +335,46 @@ class ContextManager:
             prepared.append(message)
             next_seq += 1
         if prepared and session.persisted:
-            # The store's unique index knows every id, hidden ones too: no id set in memory.
+            # The store's indexes know every id used, hidden ones too: none held in memory.
             stored = self._store.existing_ids(state.id, list(batch))
             if stored:
                 first = min(batch[i] for i in stored)
                 raise ContextError(
                     f"messages[{first}].id", f"duplicate message id {messages[first].id!r}"
                 )
+            used = set(self._store.existing_calls(state.id, list(tracker.seen_calls)))
+            if used:
+                index, message = next(
+                    (i, m)
+                    for i, m in enumerate(prepared)
+                    if any(c.id in used for c in m.tool_calls)
+                )
+                raise ContextError(
+                    f"messages[{index}]",
+                    f"message {message.id!r}: tool call id {min(used)!r} is used twice",
+                )
         state.next_seq = next_seq
         session.tracker = tracker
-        session.extend([m for m in prepared if m.agent_visible])
+        visible = [m for m in prepared if m.agent_visible]
+        session.extend(visible)
         call.appended.extend(prepared)
         if usage is not None:
-            self._take_usage(session, usage, {m.id: m for m in prepared})
+            self._take_usage(session, usage, visible)
 
-    def _take_usage(self, session: Session, usage: Usage, batch: dict[str, Message]) -> None:
+    def _take_usage(self, session: Session, usage: Usage, staged: list[Message]) -> None:
         """A report covers the messages up to and including the assistant message its
-        model call produced (or the one it names)."""
+        model call produced (or the one it names). `staged`: this call's visible ones."""
         state = session.state
         if usage.context_limit > 0:
             state.context_limit = usage.context_limit
+        if not usage.reported:
+            return
         covered: Message | None
         if usage.through_message_id:
-            covered = batch.get(usage.through_message_id) or session.find(usage.through_message_id)
+            covered = next((m for m in staged if m.id == usage.through_message_id), None)
+            if covered is None:
+                self._view(session, staged)
+                covered = session.find(usage.through_message_id)
             if covered is None:
                 if self._store.message(state.id, usage.through_message_id) is None:
                     raise ContextError(
@@ -358,8 +383,11 @@ class ContextManager:
                     )
                 return  # hidden since the call it describes: the report is stale
         else:
-            covered = session.last_assistant or (session.view[-1] if session.view else None)
-        if not usage.reported or covered is None or not covered.agent_visible:
+            covered = session.last_assistant
+            if covered is None:  # no model reply yet: the report covers all there is
+                view = staged or self._view(session)
+                covered = view[-1] if view else None
+        if covered is None or not covered.agent_visible:
             return
         if (
             covered.position != covered.seq  # a summary or stand-in: not what a model saw
@@ -367,13 +395,14 @@ class ContextManager:
             or covered.seq < state.rewrite_seq  # the view it describes was rewritten since
         ):
             return
+        # The messages after the covered one: usually this call's own, else the view's.
+        later = staged if any(m is covered for m in staged) else self._view(session, staged)
         after = 0
-        for index in range(len(session.view) - 1, -1, -1):
-            message = session.view[index]
-            if message.seq == covered.seq:
+        for index in range(len(later) - 1, -1, -1):
+            if later[index].seq == covered.seq:
                 break
-            after += message.tokens
-        calibrate(state, usage.total, session.view_tokens - after)
+            after += later[index].tokens
+        calibrate(state, usage.total, state.view_tokens - after)
         state.usage_tokens = usage.total
         state.usage_seq = covered.seq
 
@@ -398,6 +427,7 @@ class ContextManager:
     ) -> Projection:
         session = await self._acquire(session_id, bool(messages), provider_managed)
         try:
+            self._view(session)  # before anything is staged: the store has all of it
             saved = session.save()
             try:
                 call = _Call(not session.persisted, session.state.version)
@@ -455,30 +485,32 @@ class ContextManager:
             elif before.tokens >= policy.compaction_threshold * window:
                 compaction = await self._compact(session, call, "threshold", before, window)
         prefix, tail = session.projection()
-        tokens = count(state, session.view, prefix, tail, session.view_tokens)
+        tokens = count(state, self._view(session), prefix, tail, state.view_tokens)
         if limit > 0 and tokens.tokens > limit and not state.provider_managed:
             raise ContextExhausted(
                 f"the view takes {tokens.tokens} tokens, over the context limit of {limit}, "
                 "and compaction cannot shorten it further; raise the limit or start a new session"
             )
-        return Projection(session.view, prefix, tail, tokens, limit, compaction, tuple(call.elided))
+        return Projection(
+            self._view(session), prefix, tail, tokens, limit, compaction, tuple(call.elided)
+        )
 
     def _count(self, session: Session) -> TokenCount:
         prefix, tail = session.projection()
-        return count(session.state, session.view, prefix, tail, session.view_tokens)
+        return count(session.state, self._view(session), prefix, tail, session.state.view_tokens)
 
     def _shown_estimate(self, session: Session) -> int:
         """The uncalibrated estimate of what Project shows (pending calls left out)."""
         prefix, tail = session.projection()
-        return session.view_tokens - cost(session.view[prefix:]) + cost(tail)
+        return session.state.view_tokens - cost(self._view(session)[prefix:]) + cost(tail)
 
     def _elide_oversized(self, session: Session, call: _Call, limit: int, share: float) -> None:
         """Results over their share of the window are shown elided from now on. Only
         messages not yet checked against this limit are looked at."""
         cap = max(int(share * limit), MIN_ELIDED_TOKENS)
         checked_limit, checked = session.scanned
-        start = checked if checked_limit == limit and checked <= len(session.view) else 0
-        view = session.view
+        view = self._view(session)
+        start = checked if checked_limit == limit and checked <= len(view) else 0
         oversized = [
             i
             for i in range(start, len(view))
@@ -495,7 +527,7 @@ class ContextManager:
                 new_view[index] = stand_in  # it sorts exactly where the original did
                 call.elided.append(view[index].id)
             session.replace_view(new_view)
-        session.scanned = (limit, len(session.view))
+        session.scanned = (limit, len(self._view(session)))
 
     def _rewrite(
         self, session: Session, call: _Call, hidden: Sequence[Message], inserts: Sequence[Message]
@@ -528,7 +560,8 @@ class ContextManager:
         policy = self._policy()
         state = session.state
         prefix, tail = session.projection()
-        shown = session.view[:prefix] + tail
+        view = self._view(session)
+        shown = view[:prefix] + tail
         estimated = cost(shown)
         # Aim in the units `before` was counted in: what a provider report says beyond
         # the calibrated estimate (tool definitions, or a wrong report) is taken to stay
@@ -657,11 +690,11 @@ class ContextManager:
                 state.recoveries += 1
             return CompactionResult(trigger, 0, (), before.tokens, before.tokens)
         # Pending calls were cut from `shown`: keep the session's own messages.
-        by_seq = {m.seq: m for m in session.view[prefix:]}
+        by_seq = {m.seq: m for m in view[prefix:]}
         hidden = [by_seq.get(m.seq, m) for m in hidden]
         gone = {m.seq for m in hidden}
         new_view = sorted(
-            [*(m for m in session.view if m.seq not in gone), *inserts],
+            [*(m for m in view if m.seq not in gone), *inserts],
             key=lambda m: (m.position, m.seq),
         )
         self._rewrite(session, call, hidden, inserts)
@@ -794,9 +827,9 @@ class ContextManager:
         policy = self._policy()
         limit = session.state.context_limit or policy.default_context_limit
         # Cheap first: all ordinary results together are an upper bound of the old ones.
-        if limit <= 0 or session.result_tokens <= policy.tool_pair_cutoff_ratio * limit:
+        if limit <= 0 or session.state.result_tokens <= policy.tool_pair_cutoff_ratio * limit:
             return []
-        all_groups = groups(session.view)
+        all_groups = groups(self._view(session))
         old = all_groups[: max(len(all_groups) - policy.tool_pair_keep_recent, 0)]
         calls: dict[str, Message] = {}
         pairs: list[tuple[Message, Message]] = []
@@ -850,15 +883,16 @@ class ContextManager:
         text: str,
     ) -> bool:
         """Only if exactly the matching call and result are still there, unchanged."""
-        by_seq = {m.seq: i for i, m in enumerate(session.view)}
+        view = self._view(session)
+        by_seq = {m.seq: i for i, m in enumerate(view)}
         call_index = by_seq.get(call_message.seq)
         result_index = by_seq.get(result_message.seq)
-        current_result = session.view[result_index] if result_index is not None else None
+        current_result = view[result_index] if result_index is not None else None
         if (
             call_index is None
             or current_result is None
             or _fingerprint(current_result) != fingerprint
-            or session.view[call_index].parts != call_message.parts
+            or view[call_index].parts != call_message.parts
         ):
             log.warning(
                 "tool-pair summary for %s in session %s dropped: the history changed meanwhile",
@@ -880,7 +914,7 @@ class ContextManager:
         call = _Call(False, session.state.version)
         try:
             self._rewrite(session, call, [current_result], [stand_in])
-            new_view = list(session.view)
+            new_view = list(view)
             new_view[result_index] = stand_in
             session.replace_view(new_view)
             self._commit(session, call, saved.state)

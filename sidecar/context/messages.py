@@ -198,3 +198,5 @@ class SessionState:
     calibrated_seq: int = 0  # the last seq when the calibration was learned; 0: never
     rewrite_seq: int = 0  # the first seq of the last compaction, summary or elision
     last_active_at: float = 0.0  # Unix time of the last Append or Project (retention)
+    view_tokens: int = 0  # estimates of the agent-visible messages, summed
+    result_tokens: int = 0  # of those, ordinary tool results (background summaries' check)

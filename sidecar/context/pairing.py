@@ -23,28 +23,22 @@ class PairingError(ValueError):
 @dataclass(slots=True)
 class PairingTracker:
     """Follows a session's agent-visible messages to accept only appends that keep
-    the pairing valid. A staged tracker checks a batch against its parent without
-    copying the parent's call ids, so an append costs the batch, not the session."""
+    the pairing valid. It holds the calls still waiting for results, and while a
+    batch is checked the call ids it used; that a call id was never used before in
+    the session is the store's to say (its index of call ids)."""
 
     pending: dict[str, str] = field(default_factory=dict)  # call id -> message id
-    seen_calls: set[str] = field(default_factory=set)
-    parent: PairingTracker | None = None
+    seen_calls: set[str] = field(default_factory=set)  # of the batch being checked
 
     def staged(self) -> PairingTracker:
-        return PairingTracker(dict(self.pending), set(), self)
+        return PairingTracker(dict(self.pending))
 
     def settled(self) -> PairingTracker:
-        """The staged tracker folded into its parent (once the batch is stored)."""
-        if self.parent is None:
-            return self
-        seen = self.parent.seen_calls
-        seen |= self.seen_calls
-        return PairingTracker(self.pending, seen)
+        """What is kept once the batch is stored."""
+        return PairingTracker(self.pending)
 
     def _seen(self, call_id: str) -> bool:
-        return call_id in self.seen_calls or (
-            self.parent is not None and self.parent._seen(call_id)
-        )
+        return call_id in self.seen_calls or call_id in self.pending
 
     def check(self, message: Message) -> None:
         calls, results = message.tool_calls, message.tool_results
@@ -85,10 +79,12 @@ class PairingTracker:
 
 
 def tracker_for(messages: Iterable[Message]) -> PairingTracker:
+    """The calls waiting for results at the end of `messages` (the last group of a
+    view is enough: calls are answered right after they are made)."""
     tracker = PairingTracker()
     for message in messages:
         tracker.apply(message)
-    return tracker
+    return tracker.settled()
 
 
 def pairing_problems(messages: Sequence[Message]) -> list[str]:

@@ -1,10 +1,13 @@
 """A session as kept in memory, and the cache that holds sessions within a byte budget.
 
-Only what Append and Project need is kept: the session's state, its agent-visible
-view (what Project returns; History reads the store), the view's token total and the
-pairing tracker. The view list is only ever extended in place; anything else (a
-compaction, a summary, an elision, undoing a failed call) gives the session a new
-list, so that whoever holds the old one (the encoded-view cache) can tell.
+An Append needs little of a session: its state (with the view's token sums), the calls
+waiting for results and the last assistant message; duplicate message and call ids are
+checked by the store's indexes. So a session can be held light, without its view, and
+an Append costs the same at 100 messages as at 10,000. Project needs the agent-visible
+view (History reads the store): it is loaded when first needed and kept while the
+budget allows. The view list is only ever extended in place; anything else (a
+compaction, a summary, an elision, undoing a failed call, loading it again) gives the
+session a new list, so that whoever holds the old one (the encoded-view cache) can tell.
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ from sidecar.context.tokens import estimate
 SESSION_BYTES = 2_000  # the session object, its lock, its state
 MESSAGE_BYTES = 220  # a Message object, its tuple of parts and its slot in the view
 PART_BYTES = 110
-SEEN_CALL_BYTES = 110  # a set entry and its string's header
 
 
 def _str_bytes(text: str) -> int:
@@ -60,27 +62,23 @@ def message_bytes(message: Message) -> int:
 @dataclass(slots=True)
 class _Saved:
     state: SessionState
-    view: list[Message]
+    view: list[Message] | None
     length: int
-    view_tokens: int
     view_bytes: int
     tracker: PairingTracker
     last_assistant: Message | None
-    result_tokens: int
     scanned: tuple[int, int]
 
 
 @dataclass(slots=True)
 class Session:
-    state: SessionState
-    view: list[Message]  # agent-visible, in (position, seq) order
+    state: SessionState  # view_tokens and result_tokens are kept up to date with the view
+    view: list[Message] | None  # agent-visible, in (position, seq) order; None: not loaded
     persisted: bool  # False until the call that creates it is stored
-    view_tokens: int = 0
     view_bytes: int = 0
     tracker: PairingTracker = field(default_factory=PairingTracker)
     # The last ordinary assistant message in the view: what a usage report covers.
     last_assistant: Message | None = None
-    result_tokens: int = 0  # of ordinary tool results in the view (summaries' pre-check)
     scanned: tuple[int, int] = (0, 0)  # (limit, view length) checked for oversized results
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     users: int = 0  # calls holding or waiting for the lock
@@ -88,10 +86,10 @@ class Session:
     deleted: bool = False
 
     @classmethod
-    def loaded(cls, state: SessionState, view: list[Message]) -> Session:
-        session = cls(state, [], persisted=True)
-        session.replace_view(view)
-        return session
+    def light(
+        cls, state: SessionState, last_group: list[Message], last_assistant: Message | None
+    ) -> Session:
+        return cls(state, None, True, 0, tracker_for(last_group), last_assistant)
 
     @property
     def busy(self) -> bool:
@@ -99,50 +97,64 @@ class Session:
 
     @property
     def memory(self) -> int:
-        return SESSION_BYTES + self.view_bytes + SEEN_CALL_BYTES * len(self.tracker.seen_calls)
+        return SESSION_BYTES + self.view_bytes + PART_BYTES * len(self.tracker.pending)
 
     def extend(self, messages: Sequence[Message]) -> None:
         """Agent-visible messages appended at the end (in place: see the module doc)."""
+        state = self.state
         for message in messages:
-            self.view.append(message)
-            self._count(message, 1)
+            state.view_tokens += message.tokens
+            if message.role is Role.TOOL and message.kind is Kind.ORDINARY:
+                state.result_tokens += message.tokens
+            if message.role is Role.ASSISTANT and message.kind is Kind.ORDINARY:
+                self.last_assistant = message
+            if self.view is not None:
+                self.view.append(message)
+                self.view_bytes += message_bytes(message)
 
-    def replace_view(self, view: list[Message]) -> None:
+    def attach(self, view: list[Message]) -> None:
+        """The view, loaded from the store (the state's sums already describe it)."""
         self.view = view
-        self.view_tokens = self.view_bytes = self.result_tokens = 0
-        self.last_assistant = None
-        for message in view:
-            self._count(message, 1)
-        self.tracker = tracker_for(view)
+        self.view_bytes = sum(message_bytes(m) for m in view)
         self.scanned = (0, 0)
 
-    def _count(self, message: Message, sign: int) -> None:
-        self.view_tokens += sign * message.tokens
-        self.view_bytes += sign * message_bytes(message)
-        if message.role is Role.TOOL and message.kind is Kind.ORDINARY:
-            self.result_tokens += sign * message.tokens
-        if message.role is Role.ASSISTANT and message.kind is Kind.ORDINARY and sign > 0:
-            self.last_assistant = message
+    def drop_view(self) -> None:
+        self.view = None
+        self.view_bytes = 0
+        self.scanned = (0, 0)
+
+    def replace_view(self, view: list[Message]) -> None:
+        """A view rewritten in memory: everything derived from it is counted again."""
+        self.state.view_tokens = self.state.result_tokens = 0
+        self.last_assistant = self.view = None
+        self.extend(view)  # counts only, while no view is held
+        self.view = view
+        self.view_bytes = sum(message_bytes(m) for m in view)
+        self.tracker = tracker_for(last_group(view))
+        self.scanned = (0, 0)
 
     def save(self) -> _Saved:
+        view = self.view
         return _Saved(
-            replace(self.state), self.view, len(self.view), self.view_tokens, self.view_bytes,
-            self.tracker, self.last_assistant, self.result_tokens, self.scanned,
+            replace(self.state), view, len(view) if view is not None else 0, self.view_bytes,
+            self.tracker, self.last_assistant, self.scanned,
         )  # fmt: skip
 
     def restore(self, saved: _Saved) -> None:
         """Undo a call that failed: the view is given back as a new list."""
         self.state = saved.state
-        if self.view is not saved.view or len(saved.view) != saved.length:
+        if saved.view is None:
+            self.view = None
+        elif self.view is not saved.view or len(saved.view) != saved.length:
             self.view = saved.view[: saved.length]
-        self.view_tokens, self.view_bytes = saved.view_tokens, saved.view_bytes
-        self.tracker, self.last_assistant = saved.tracker, saved.last_assistant
-        self.result_tokens, self.scanned = saved.result_tokens, saved.scanned
+        self.view_bytes, self.tracker = saved.view_bytes, saved.tracker
+        self.last_assistant, self.scanned = saved.last_assistant, saved.scanned
 
     def projection(self) -> tuple[int, list[Message]]:
         """How much of the view is sent as is, and the repaired tail after it (calls
-        still waiting for their results are left out)."""
+        still waiting for their results are left out). The view must be loaded."""
         view = self.view
+        assert view is not None
         pending = self.tracker.pending
         if not pending:
             return len(view), []
@@ -157,11 +169,21 @@ class Session:
         return start, [m if id(m) in kept else replace(m, tokens=estimate(m)) for m in tail]
 
     def find(self, message_id: str) -> Message | None:
-        """A message of the view by id, searched from the end (usually close to it)."""
-        for index in range(len(self.view) - 1, -1, -1):
-            if self.view[index].id == message_id:
-                return self.view[index]
+        """A message of the loaded view by id, searched from the end (usually close)."""
+        view = self.view or []
+        for index in range(len(view) - 1, -1, -1):
+            if view[index].id == message_id:
+                return view[index]
         return None
+
+
+def last_group(view: Sequence[Message]) -> Sequence[Message]:
+    """The view from its last message that is not a tool result: calls still waiting
+    for results can only be there."""
+    start = len(view) - 1
+    while start > 0 and view[start].role is Role.TOOL:
+        start -= 1
+    return view[max(start, 0) :]
 
 
 class SessionCache:
@@ -195,12 +217,23 @@ class SessionCache:
         self._sizes[key] = memory
         self._sessions[key] = session
         self._sessions.move_to_end(key)
-        if self.bytes > self.max_bytes:
-            for other_key, other in list(self._sessions.items()):
-                if self.bytes <= self.max_bytes:
-                    break
-                if not other.busy and not (keep and other is session):
-                    self.pop(other_key)
+        if self.bytes <= self.max_bytes:
+            return
+        idle = [
+            (k, s) for k, s in self._sessions.items() if not s.busy and not (keep and s is session)
+        ]
+        # Views go first (the least recently used); a light session costs little.
+        for other_key, other in idle:
+            if self.bytes <= self.max_bytes:
+                return
+            if other.view is not None:
+                other.drop_view()
+                self.bytes += other.memory - self._sizes[other_key]
+                self._sizes[other_key] = other.memory
+        for other_key, _ in idle:
+            if self.bytes <= self.max_bytes:
+                return
+            self.pop(other_key)
 
     def pop(self, session_id: str) -> Session | None:
         session = self._sessions.pop(session_id, None)

@@ -23,7 +23,8 @@ from sidecar.state.store import StateStore
 
 _SESSION_FIELDS = (
     "id, provider_managed, context_limit, version, usage_tokens, usage_seq, calibration, "
-    "recoveries, next_seq, calibrated_seq, rewrite_seq, last_active_at"
+    "recoveries, next_seq, calibrated_seq, rewrite_seq, last_active_at, view_tokens, "
+    "result_tokens"
 )
 _LOAD_SESSION = f"SELECT {_SESSION_FIELDS} FROM sessions WHERE id = ?"  # noqa: S608 (constants)
 _MESSAGE_FIELDS = (
@@ -33,6 +34,15 @@ _MESSAGE_FIELDS = (
 # The agent's view only, through the (session_id, agent_visible, position, seq) index:
 # a session's hidden history is never read to serve it.
 _LOAD_VIEW = _MESSAGE_FIELDS + "WHERE session_id = ? AND agent_visible = 1 ORDER BY position, seq"
+# The view from its end: its last group, and the last assistant message.
+_VIEW_BACKWARDS = (
+    _MESSAGE_FIELDS + "WHERE session_id = ? AND agent_visible = 1 "
+    "AND (position < ? OR (position = ? AND seq < ?)) ORDER BY position DESC, seq DESC LIMIT ?"
+)
+_LAST_ASSISTANT = (
+    _MESSAGE_FIELDS + "WHERE session_id = ? AND agent_visible = 1 AND role = 'assistant' "
+    "AND kind = 'ordinary' ORDER BY position DESC, seq DESC LIMIT 1"
+)
 _HISTORY_PAGE = (
     _MESSAGE_FIELDS + "WHERE session_id = ? AND user_visible = 1 "
     "AND (position > ? OR (position = ? AND seq > ?)) ORDER BY position, seq LIMIT ?"
@@ -56,14 +66,29 @@ class Change:
     inserts: Sequence[Message] = ()  # summaries, notes and stand-ins of the sidecar
 
 
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """What an Append needs of a stored session, without its view: the state, the
+    view's last group (calls waiting for results are there) and its last assistant
+    message (what a usage report covers)."""
+
+    state: SessionState
+    last_group: list[Message]
+    last_assistant: Message | None
+
+
 class SessionStore(Protocol):
-    def load(self, session_id: str) -> tuple[SessionState, list[Message]] | None:
-        """The session's state and its agent-visible messages, in order."""
+    def load(self, session_id: str) -> Loaded | None: ...
+
+    def load_view(self, session_id: str) -> list[Message]:
+        """The agent-visible messages, in order."""
         ...
 
     def exists(self, session_id: str) -> bool: ...
 
     def existing_ids(self, session_id: str, ids: Sequence[str]) -> list[str]: ...
+
+    def existing_calls(self, session_id: str, call_ids: Sequence[str]) -> list[str]: ...
 
     def message(self, session_id: str, message_id: str) -> Message | None: ...
 
@@ -94,13 +119,43 @@ class SqliteSessionStore:
     def _timed(self, op: str) -> _Timer:
         return _Timer(self._metrics, op)
 
-    def load(self, session_id: str) -> tuple[SessionState, list[Message]] | None:
+    def load(self, session_id: str) -> Loaded | None:
         with self._timed("load"), self._db.reading() as db:
             row = db.execute(_LOAD_SESSION, (session_id,)).fetchone()
             if row is None:
                 return None
+            # Back from the end to the first message that is not a tool result.
+            group: list[Message] = []
+            after = (float("inf"), 0)
+            while True:
+                rows = db.execute(
+                    _VIEW_BACKWARDS, (session_id, after[0], after[0], after[1], 64)
+                ).fetchall()
+                page = [_message(r) for r in rows]
+                start = next((i for i, m in enumerate(page) if m.role is not Role.TOOL), None)
+                if start is not None or len(page) < 64:
+                    group += page if start is None else page[: start + 1]
+                    break
+                group += page
+                after = (page[-1].position, page[-1].seq)
+            group.reverse()
+            last = next(
+                (
+                    m
+                    for m in reversed(group)
+                    if m.role is Role.ASSISTANT and m.kind is Kind.ORDINARY
+                ),
+                None,
+            )
+            if last is None:
+                found = db.execute(_LAST_ASSISTANT, (session_id,)).fetchone()
+                last = _message(found) if found is not None else None
+        return Loaded(_state(row), group, last)
+
+    def load_view(self, session_id: str) -> list[Message]:
+        with self._timed("load_view"), self._db.reading() as db:
             rows = db.execute(_LOAD_VIEW, (session_id,)).fetchall()
-        return _state(row), [_message(r) for r in rows]
+        return [_message(r) for r in rows]
 
     def exists(self, session_id: str) -> bool:
         with self._db.reading() as db:
@@ -119,6 +174,22 @@ class SqliteSessionStore:
                     r[0]
                     for r in db.execute(
                         f"SELECT id FROM messages WHERE session_id = ? AND id IN ({marks})",  # noqa: S608
+                        (session_id, *chunk),
+                    )
+                ]
+        return found
+
+    def existing_calls(self, session_id: str, call_ids: Sequence[str]) -> list[str]:
+        found: list[str] = []
+        with self._timed("existing_calls"), self._db.reading() as db:
+            for start in range(0, len(call_ids), 500):
+                chunk = list(call_ids[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                found += [
+                    r[0]
+                    for r in db.execute(
+                        "SELECT call_id FROM tool_calls "  # noqa: S608 (placeholders only)
+                        f"WHERE session_id = ? AND call_id IN ({marks})",
                         (session_id, *chunk),
                     )
                 ]
@@ -145,6 +216,15 @@ class SqliteSessionStore:
                 if current is None or current[0] != change.expected_version:
                     return False
             db.executemany(_INSERT_MESSAGE, [_row(state.id, m) for m in change.appended])
+            db.executemany(
+                "INSERT INTO tool_calls (session_id, call_id, seq) VALUES (?, ?, ?)",
+                [
+                    (state.id, call.id, m.seq)
+                    for m in change.appended
+                    if m.agent_visible
+                    for call in m.tool_calls
+                ],
+            )
             db.executemany(
                 "UPDATE messages SET user_visible = ?, agent_visible = ? "
                 "WHERE session_id = ? AND seq = ?",
@@ -201,11 +281,13 @@ def _update_state(db: sqlite3.Connection, state: SessionState) -> None:
     db.execute(
         "UPDATE sessions SET provider_managed = ?, context_limit = ?, version = ?, "
         "usage_tokens = ?, usage_seq = ?, calibration = ?, recoveries = ?, next_seq = ?, "
-        "calibrated_seq = ?, rewrite_seq = ?, last_active_at = ? WHERE id = ?",
+        "calibrated_seq = ?, rewrite_seq = ?, last_active_at = ?, view_tokens = ?, "
+        "result_tokens = ? WHERE id = ?",
         (
             int(state.provider_managed), state.context_limit, state.version, state.usage_tokens,
             state.usage_seq, state.calibration, state.recoveries, state.next_seq,
-            state.calibrated_seq, state.rewrite_seq, state.last_active_at, state.id,
+            state.calibrated_seq, state.rewrite_seq, state.last_active_at, state.view_tokens,
+            state.result_tokens, state.id,
         ),
     )  # fmt: skip
 
@@ -224,7 +306,8 @@ def _state(row: Sequence[object]) -> SessionState:
         version=int(row[3]), usage_tokens=int(row[4]), usage_seq=int(row[5]),  # type: ignore[call-overload]
         calibration=float(row[6]), recoveries=int(row[7]), next_seq=int(row[8]),  # type: ignore[arg-type, call-overload]
         calibrated_seq=int(row[9]), rewrite_seq=int(row[10]),  # type: ignore[call-overload]
-        last_active_at=float(row[11]),  # type: ignore[arg-type]
+        last_active_at=float(row[11]), view_tokens=int(row[12]),  # type: ignore[arg-type, call-overload]
+        result_tokens=int(row[13]),  # type: ignore[call-overload]
     )  # fmt: skip
 
 

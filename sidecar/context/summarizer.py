@@ -4,11 +4,12 @@ deterministic fallback that needs none (and is used whenever the model fails).""
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
+
+import re2
 
 from sidecar.context.messages import Kind, Message, Role, Text, ToolCall, ToolResult
 from sidecar.context.tokens import text_tokens
@@ -18,7 +19,8 @@ from sidecar.observability.metrics import Metrics
 log = logging.getLogger("sidecar.summarizer")
 HEAD_CHARS = 1_200
 TAIL_CHARS = 400
-_PATH = re.compile(r"(?:^|[\s\"'=(])((?:\.{0,2}/|~/)?[\w.-]+(?:/[\w.-]+)+\.[A-Za-z0-9]{1,6})")
+# RE2: tool arguments are untrusted input.
+_PATH = re2.compile(r"(?:^|[\s\"'=(])((?:\.{0,2}/|~/)?[\w.-]+(?:/[\w.-]+)+\.[A-Za-z0-9]{1,6})")
 
 
 class Summarizer(Protocol):

@@ -73,14 +73,34 @@ MIGRATIONS: tuple[str, ...] = (
     );
     """,
     # Context: the calibration's age, the last rewrite of a view, idleness for
-    # retention, and an index that reads a session's agent view without its history.
+    # retention, the view's token sums, an index that reads a session's agent view
+    # without its history, and one of the call ids a session used (an Append checks
+    # new ones there, without holding the session's history in memory).
     """
     ALTER TABLE sessions ADD COLUMN calibrated_seq INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE sessions ADD COLUMN rewrite_seq INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE sessions ADD COLUMN last_active_at REAL NOT NULL DEFAULT 0;
-    UPDATE sessions SET last_active_at = created_at;
+    ALTER TABLE sessions ADD COLUMN view_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN result_tokens INTEGER NOT NULL DEFAULT 0;
+    UPDATE sessions SET
+        last_active_at = created_at,
+        view_tokens = (SELECT COALESCE(SUM(tokens), 0) FROM messages
+                       WHERE session_id = sessions.id AND agent_visible = 1),
+        result_tokens = (SELECT COALESCE(SUM(tokens), 0) FROM messages
+                         WHERE session_id = sessions.id AND agent_visible = 1
+                         AND role = 'tool' AND kind = 'ordinary');
     CREATE INDEX sessions_by_last_active ON sessions (last_active_at);
     CREATE INDEX messages_agent_view ON messages (session_id, agent_visible, position, seq);
+    CREATE TABLE tool_calls (
+        session_id TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (session_id, call_id)
+    ) WITHOUT ROWID;
+    INSERT OR IGNORE INTO tool_calls (session_id, call_id, seq)
+        SELECT m.session_id, json_extract(j.value, '$.id'), m.seq
+        FROM messages AS m, json_each(m.parts) AS j
+        WHERE json_extract(j.value, '$.t') = 'call';
     """,
 )
 
@@ -89,6 +109,7 @@ MIGRATIONS: tuple[str, ...] = (
 # a new session-keyed table must be added here (a test checks the schema for it).
 SESSION_TABLES: tuple[tuple[str, str], ...] = (
     ("messages", "session_id"),
+    ("tool_calls", "session_id"),
     ("standing_answers", "session_id"),
     ("one_time_answers", "session_id"),
     ("answer_log", "session_id"),
