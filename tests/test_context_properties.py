@@ -23,16 +23,18 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
 
 from sidecar.context.tokens import estimate
-from sidecar.server import Sidecar
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
+from tests.conftest import StartSidecar
 from tests.context_helpers import (
     call,
     domain,
@@ -109,8 +111,16 @@ def size(rng: random.Random) -> int:
 class Runtime:
     """One simulated agent runtime and its provider, for one session."""
 
-    def __init__(self, stub: pb_grpc.ContextServiceStub, session: str, seed: int, stats: Stats):
+    def __init__(
+        self,
+        stub: pb_grpc.ContextServiceStub,
+        session: str,
+        seed: int,
+        stats: Stats,
+        database: sqlite3.Connection,
+    ):
         self.stub = stub
+        self.database = database
         self.session = session
         self.rng = random.Random(seed)
         self.seed = seed
@@ -326,6 +336,7 @@ class Runtime:
         systems = [m for m in self.stored if m.role == pb.ROLE_SYSTEM]
         if systems:
             assert ids[0] == systems[0].id, where
+        self.check_store(ids)
         report = response.compaction
         if report.compacted:
             self.stats.compactions += 1
@@ -339,6 +350,27 @@ class Runtime:
         self.stats.elided += len(response.elided_message_ids)
         self.view = messages
         self.unseen = []
+
+    def check_store(self, ids: list[str]) -> None:
+        """What the file holds is what the agent was shown (read on a connection of the
+        test's own): the server's memory and its store agree, so a view loaded again
+        after an eviction or a restart is the same."""
+        rows = self.database.execute(
+            "SELECT id, role, tokens FROM messages WHERE session_id = ? AND agent_visible = 1 "
+            "ORDER BY position, seq",
+            (self.session,),
+        ).fetchall()
+        # A background tool-pair summary may have replaced a result since the response.
+        stored = [_before_summary(r[0]) for r in rows]
+        shown = [_before_summary(i) for i in ids]
+        # Only messages whose calls all still wait for results are left out of a view.
+        missing = set(stored) - set(shown)
+        assert [i for i in stored if i not in missing] == shown, (self.where(), stored, shown)
+        assert all(r[1] == "assistant" for r in rows if r[0] in missing), (self.where(), missing)
+        (view_tokens,) = self.database.execute(
+            "SELECT view_tokens FROM sessions WHERE id = ?", (self.session,)
+        ).fetchone()
+        assert view_tokens == sum(r[2] for r in rows), self.where()
 
     async def settles(self) -> None:
         """Once a projection succeeded, projecting again with nothing new changes nothing."""
@@ -368,6 +400,13 @@ class Runtime:
         return [m.id for m in messages if m.kind not in agent_only]
 
 
+def _before_summary(message_id: str) -> str:
+    """The result a tool-pair summary (`~<id>~summary-<seq>`) stands in for."""
+    if message_id.startswith("~") and "~summary-" in message_id[1:]:
+        return message_id[1 : message_id.rindex("~summary-")]
+    return message_id
+
+
 def _reason(details: str) -> str:
     for known in ("alone exceed", "even compacted", "recovery compactions", "over the context"):
         if known in details:
@@ -375,19 +414,28 @@ def _reason(details: str) -> str:
     return details[:60]
 
 
-async def test_random_sessions_keep_every_invariant(sidecar: Sidecar) -> None:
+async def test_random_sessions_keep_every_invariant(
+    start_sidecar: StartSidecar, state_path: Path
+) -> None:
+    # A small cache: sessions' views are evicted and read back from the file as they go.
+    sidecar = await start_sidecar(context_cache_mib=1, decision_log="off")
     stats = Stats()
-    async with grpc.aio.insecure_channel(sidecar.addresses[0]) as channel:
-        stub = pb_grpc.ContextServiceStub(channel)
-        queue = list(range(SESSIONS))
+    database = sqlite3.connect(f"file:{state_path}?mode=ro", uri=True)
+    try:
+        async with grpc.aio.insecure_channel(sidecar.addresses[0]) as channel:
+            stub = pb_grpc.ContextServiceStub(channel)
+            queue = list(range(SESSIONS))
 
-        async def worker() -> None:
-            while queue:
-                n = queue.pop()
-                await Runtime(stub, f"s{SEED}-{n}", SEED * 1_000_003 + n, stats).run()
-                stats.sessions += 1
+            async def worker() -> None:
+                while queue:
+                    n = queue.pop()
+                    seed = SEED * 1_000_003 + n
+                    await Runtime(stub, f"s{SEED}-{n}", seed, stats, database).run()
+                    stats.sessions += 1
 
-        await asyncio.gather(*(worker() for _ in range(CONCURRENT)))
+            await asyncio.gather(*(worker() for _ in range(CONCURRENT)))
+    finally:
+        database.close()
     assert sidecar.context is not None
     await sidecar.context.drain()
     print(

@@ -639,6 +639,7 @@ class ContextManager:
         # Last resort: shorten the oldest kept tool results until the view fits.
         total = overhead + ratio * cost(kept)
         elisions: dict[int, Message] = {}
+        elided_ids: list[str] = []
         for index, message in enumerate(kept):
             if total < hard:
                 break
@@ -656,7 +657,7 @@ class ContextManager:
             elisions[index] = stand_in
             inserts.append(stand_in)
             hidden.append(message)
-            call.elided.append(original.id)
+            elided_ids.append(original.id)
             total -= ratio * (message.tokens - stand_in.tokens)
             seq += 1
         kept = [elisions.get(i, m) for i, m in enumerate(kept)]
@@ -664,11 +665,7 @@ class ContextManager:
         for index, message in enumerate(kept):
             if total < hard:
                 break
-            if (
-                message.role is Role.TOOL
-                or message not in inserts
-                or message.kind is not Kind.SUMMARY
-            ):
+            if message.role is Role.TOOL or not any(message is m for m in inserts):
                 continue
             excess = math.ceil((total - hard) / ratio) + 1
             text = "".join(p.text for p in message.parts if isinstance(p, Text))
@@ -676,7 +673,8 @@ class ContextManager:
                 message, parts=(Text(shorten(text, max(message.tokens - excess, 16))),)
             )
             shorter = replace(shorter, tokens=estimate(shorter))
-            inserts[inserts.index(message)] = kept[index] = shorter
+            inserts[next(i for i, m in enumerate(inserts) if m is message)] = shorter
+            kept[index] = shorter
             total -= ratio * (message.tokens - shorter.tokens)
         if total - overhead > limit:
             if trigger == "threshold" and before.tokens <= limit:
@@ -698,6 +696,7 @@ class ContextManager:
             key=lambda m: (m.position, m.seq),
         )
         self._rewrite(session, call, hidden, inserts)
+        call.elided.extend(elided_ids)
         state.usage_tokens = 0  # the provider's count no longer describes the view
         if trigger == "context_exceeded":
             state.recoveries += 1

@@ -225,6 +225,8 @@ class SqliteSessionStore:
                     for call in m.tool_calls
                 ],
             )
+            # Inserts before flips: a call may hide a stand-in it inserted itself.
+            db.executemany(_INSERT_MESSAGE, [_row(state.id, m) for m in change.inserts])
             db.executemany(
                 "UPDATE messages SET user_visible = ?, agent_visible = ? "
                 "WHERE session_id = ? AND seq = ?",
@@ -233,7 +235,6 @@ class SqliteSessionStore:
                     for m in change.flips
                 ],
             )
-            db.executemany(_INSERT_MESSAGE, [_row(state.id, m) for m in change.inserts])
             _update_state(db, state)
             return True
 
