@@ -302,6 +302,13 @@ class Runtime:
         self.pending, self.usage = [], None
         self.stored += batch
         self.check(response, batch)
+        if response.compaction.compacted:
+            # A compaction leaves the view settled: once more with nothing new does nothing.
+            again = await self.stub.Project(
+                pb.ProjectRequest(session_id=self.session, context_limit=self.limit)
+            )
+            assert not again.compaction.compacted, (self.where(), again.compaction)
+            self.check(again, [])
         if self.provider_count(list(response.messages)) > self.limit:
             # The provider refuses the call; the runtime asks for a smaller view.
             self.stats.retries += 1

@@ -570,7 +570,9 @@ class ContextManager:
         # must not end the session; one that was right is corrected by the next).
         ratio = calibration(state)
         overhead = max(before.tokens - ratio * estimated, 0.0)
-        hard = policy.compaction_threshold * limit
+        # Under the threshold as Project will count it (rounded): the next Project with
+        # nothing new must not find the view at the threshold again.
+        hard = policy.compaction_threshold * limit - 0.5
         if trigger == "context_exceeded":
             hard = min(hard, 0.8 * before.tokens)
         preferred = HEADROOM * hard
