@@ -13,12 +13,18 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from sidecar.context.compaction import Layout, cost, layout, written_by_sidecar
+from sidecar.context.compaction import (
+    MIN_SUMMARY_TOKENS,
+    SUMMARY_SHARE,
+    Budget,
+    DoesNotFit,
+    cost,
+    plan,
+)
 from sidecar.context.elision import MIN_ELIDED_TOKENS, elided, is_result
 from sidecar.context.messages import (
     DEFAULT_VISIBILITY,
@@ -27,7 +33,6 @@ from sidecar.context.messages import (
     Part,
     Role,
     SessionState,
-    Text,
     ToolResult,
     Usage,
     VisibilityDefault,
@@ -35,7 +40,7 @@ from sidecar.context.messages import (
 from sidecar.context.pairing import groups
 from sidecar.context.session import Session, SessionCache
 from sidecar.context.store import Change, SessionStore
-from sidecar.context.summarizer import FallbackSummarizer, ModelSummarizer, Summarizer, shorten
+from sidecar.context.summarizer import FallbackSummarizer, ModelSummarizer, Summarizer
 from sidecar.context.tokens import (
     TokenCount,
     calibrate,
@@ -50,13 +55,7 @@ from sidecar.policy.schema import ContextPolicy, SummarizerPolicy
 
 log = logging.getLogger("sidecar.context")
 
-CONTINUATION_TEXT = (
-    "Understood. The earlier conversation is summarised above; I will continue the task "
-    "from where it stands."
-)
 RESERVED_PREFIX = "~"  # ids of messages the sidecar writes
-SUMMARY_SHARE = 0.1  # of the context limit: the most one compaction summary may take
-MIN_SUMMARY_TOKENS = 48
 # After a compaction the view aims at this share of the threshold, to leave room for
 # the next turns (a compaction every turn would defeat prompt caching).
 HEADROOM = 0.6
@@ -553,166 +552,76 @@ class ContextManager:
     async def _compact(
         self, session: Session, call: _Call, trigger: str, before: TokenCount, limit: int
     ) -> CompactionResult:
-        """Plan the whole resulting view, summaries included, to fit under the
-        threshold: hide the span before the latest request behind a summary; then the
-        oldest groups after it; then shorten the oldest kept tool results. A plan
-        that would change nothing but the summary is not carried out."""
+        """Carry out a compaction plan (`compaction.plan`), or leave the view as it is
+        when no plan changes anything but the summary, or the view as it is fits and no
+        plan does. A view that cannot be made to fit is FAILED_PRECONDITION."""
         policy = self._policy()
         state = session.state
         prefix, tail = session.projection()
         view = self._view(session)
         shown = view[:prefix] + tail
-        estimated = cost(shown)
         # Aim in the units `before` was counted in: what a provider report says beyond
         # the calibrated estimate (tool definitions, or a wrong report) is taken to stay
         # whatever is hidden. It makes compaction hide more, but never refuse: whether a
         # view fits is decided by the count Project reports (a report that was wrong
         # must not end the session; one that was right is corrected by the next).
         ratio = calibration(state)
-        overhead = max(before.tokens - ratio * estimated, 0.0)
         # Under the threshold as Project will count it (rounded): the next Project with
         # nothing new must not find the view at the threshold again.
         hard = policy.compaction_threshold * limit - 0.5
         if trigger == "context_exceeded":
             hard = min(hard, 0.8 * before.tokens)
-        preferred = HEADROOM * hard
-        parts = layout(shown)
-        anchors = cost(parts.anchors)
-        if ratio * anchors > limit:
-            raise ContextExhausted(_too_large(parts, ratio, limit))
-        summarizer = self._summarizer()
-        summary_cap = max(int(SUMMARY_SHARE * limit), MIN_SUMMARY_TOKENS)
-        seq = state.next_seq
-        now = int(time.time() * 1000)
-        inserts: list[Message] = []
-        hidden: list[Message] = []
-        kept: list[Message] = list(parts.head)
-        if parts.span and not written_by_sidecar(parts.span):
-            text = shorten(await summarizer.span(parts.span), summary_cap)
-            position = parts.span[0].position
-            summary = _sidecar_message(
-                f"~summary-{seq}", Role.USER, text, Kind.SUMMARY, seq, position, now
-            )
-            note = _sidecar_message(
-                f"~continuation-{seq + 1}", Role.ASSISTANT, CONTINUATION_TEXT,
-                Kind.CONTINUATION, seq + 1, position, now,
-            )  # fmt: skip
-            inserts += [summary, note]
-            hidden += parts.span
-            kept += [summary, note]
-            seq += 2
-        else:
-            kept += parts.span
-        if parts.latest is not None:
-            kept.append(parts.latest)
-        # The oldest groups after the request: hide as few as leave headroom.
-        base = cost(kept)
-        tail_summary = summary_cap + 8
-        # totals[k]: the view with the k oldest groups hidden (k = 0: none); only a k
-        # that hides something other than an earlier summary counts as a change.
-        rest = [0] * (len(parts.groups) + 1)
-        for k in range(len(parts.groups) - 1, -1, -1):
-            rest[k] = rest[k + 1] + cost(parts.groups[k])
-        totals: list[tuple[int, float]] = [(0, overhead + ratio * (base + rest[0]))]
-        real = False
-        for k in range(1, len(parts.groups)):
-            real = real or not written_by_sidecar(parts.groups[k - 1])
-            if real:
-                totals.append((k, overhead + ratio * (base + tail_summary + rest[k])))
-        hide = next(
-            (k for k, total in totals if total <= preferred),
-            next(
-                (k for k, total in totals if total < hard),
-                min(totals, key=lambda choice: choice[1])[0],  # then the smallest view
-            ),
+        budget = Budget(
+            limit=limit,
+            hard=hard,
+            preferred=HEADROOM * hard,
+            ratio=ratio,
+            overhead=max(before.tokens - ratio * cost(shown), 0.0),
+            summary_cap=max(int(SUMMARY_SHARE * limit), MIN_SUMMARY_TOKENS),
         )
-        if hide:
-            hidden_tail = [m for g in parts.groups[:hide] for m in g]
-            text = shorten(await summarizer.span(hidden_tail), summary_cap)
-            summary = _sidecar_message(
-                f"~summary-{seq}", Role.ASSISTANT, text, Kind.SUMMARY, seq,
-                hidden_tail[0].position, now,
+        try:
+            planned = await plan(
+                shown, budget, self._summarizer(), state.next_seq, int(time.time() * 1000),
+                lambda stand_in: self._original(session, call, stand_in),
             )  # fmt: skip
-            inserts.append(summary)
-            hidden += hidden_tail
-            kept.append(summary)
-            seq += 1
-        kept += [m for g in parts.groups[hide:] for m in g]
-        # Last resort: shorten the oldest kept tool results until the view fits.
-        total = overhead + ratio * cost(kept)
-        elisions: dict[int, Message] = {}
-        elided_ids: list[str] = []
-        for index, message in enumerate(kept):
-            if total < hard:
-                break
-            if not is_result(message) or message.tokens <= MIN_ELIDED_TOKENS:
-                continue
-            excess = math.ceil((total - hard) / ratio) + 1
-            original = (
-                message if message.kind is Kind.ORDINARY else self._original(session, call, message)
-            )
-            if original is None:
-                continue
-            stand_in = elided(original, max(message.tokens - excess, MIN_ELIDED_TOKENS), seq, now)
-            if stand_in is None or stand_in.tokens >= message.tokens:
-                continue
-            elisions[index] = stand_in
-            inserts.append(stand_in)
-            hidden.append(message)
-            elided_ids.append(original.id)
-            total -= ratio * (message.tokens - stand_in.tokens)
-            seq += 1
-        kept = [elisions.get(i, m) for i, m in enumerate(kept)]
-        # Then the summaries this compaction writes give up their room, down to a marker.
-        for index, message in enumerate(kept):
-            if total < hard:
-                break
-            if message.role is Role.TOOL or not any(message is m for m in inserts):
-                continue
-            excess = math.ceil((total - hard) / ratio) + 1
-            text = "".join(p.text for p in message.parts if isinstance(p, Text))
-            shorter = replace(
-                message, parts=(Text(shorten(text, max(message.tokens - excess, 16))),)
-            )
-            shorter = replace(shorter, tokens=estimate(shorter))
-            inserts[next(i for i, m in enumerate(inserts) if m is message)] = shorter
-            kept[index] = shorter
-            total -= ratio * (message.tokens - shorter.tokens)
-        if total - overhead > limit:
+        except DoesNotFit as error:
+            raise ContextExhausted(str(error)) from None
+        if planned.does_not_fit:
             if trigger == "threshold" and before.tokens <= limit:
                 # No plan fits, but the view as it is does: leave it as it is.
                 call.events.append((trigger, "nothing_to_compact"))
                 return CompactionResult(trigger, 0, (), before.tokens, before.tokens)
-            raise ContextExhausted(_too_large(parts, ratio, limit, kept))
-        if not inserts:
+            raise ContextExhausted(planned.does_not_fit)
+        if not planned.inserts:
             call.events.append((trigger, "nothing_to_compact"))
             if trigger == "context_exceeded":
                 state.recoveries += 1
             return CompactionResult(trigger, 0, (), before.tokens, before.tokens)
-        # Pending calls were cut from `shown`: keep the session's own messages.
+        # Pending calls were cut from `shown`: hide the session's own messages.
         by_seq = {m.seq: m for m in view[prefix:]}
-        hidden = [by_seq.get(m.seq, m) for m in hidden]
+        hidden = [by_seq.get(m.seq, m) for m in planned.hidden]
         gone = {m.seq for m in hidden}
         new_view = sorted(
-            [*(m for m in view if m.seq not in gone), *inserts],
+            [*(m for m in view if m.seq not in gone), *planned.inserts],
             key=lambda m: (m.position, m.seq),
         )
-        self._rewrite(session, call, hidden, inserts)
-        call.elided.extend(elided_ids)
+        self._rewrite(session, call, hidden, planned.inserts)
+        call.elided.extend(planned.elided)
         state.usage_tokens = 0  # the provider's count no longer describes the view
         if trigger == "context_exceeded":
             state.recoveries += 1
         session.replace_view(new_view)
         session.scanned = (limit, len(new_view))
         after = self._count(session)
-        call.events.append((trigger, "success" if total < hard else "over_threshold"))
+        call.events.append((trigger, "success" if planned.total < hard else "over_threshold"))
         log.info(
             "compacted session %s (%s): %d messages hidden, %d -> %d tokens",
             state.id, trigger, len(hidden), before.tokens, after.tokens,
         )  # fmt: skip
         return CompactionResult(
-            trigger, len(hidden), tuple(m.id for m in inserts), before.tokens, after.tokens
-        )
+            trigger, len(hidden), tuple(m.id for m in planned.inserts), before.tokens,
+            after.tokens,
+        )  # fmt: skip
 
     def _original(self, session: Session, call: _Call, stand_in: Message) -> Message | None:
         """The message a stand-in replaces, to shorten it again from the full text (it
@@ -949,44 +858,6 @@ class ContextManager:
         await asyncio.gather(*list(self._tasks), return_exceptions=True)
         for summarizer in self._summarizers.values():
             await summarizer.close()
-
-
-def _sidecar_message(
-    message_id: str, role: Role, text: str, kind: Kind, seq: int, position: float, now: int
-) -> Message:
-    message = Message(
-        id=message_id, role=role, parts=(Text(text),), kind=kind, created_at_ms=now,
-        user_visible=False, agent_visible=True, seq=seq, position=position,
-    )  # fmt: skip
-    return replace(message, tokens=estimate(message))
-
-
-def _too_large(
-    parts: Layout,
-    ratio: float,
-    limit: int,
-    kept: Sequence[Message] | None = None,
-) -> str:
-    """What must stay and does not fit, for the FAILED_PRECONDITION message."""
-    head = round(ratio * cost(parts.head))
-    pieces = [f"the system prompt ({head} tokens)"] if parts.head else []
-    if parts.latest is not None:
-        latest = round(ratio * parts.latest.tokens)
-        pieces.append(f"the latest request {parts.latest.id!r} ({latest} tokens)")
-    if kept is None:
-        return (
-            f"{' and '.join(pieces) or 'the messages that must stay'} alone exceed the "
-            f"context limit of {limit} tokens; shorten the request or raise the limit"
-        )
-    newest = parts.groups[-1] if parts.groups else []
-    if newest:
-        ids = ", ".join(repr(m.id) for m in newest[:5]) + (", ..." if len(newest) > 5 else "")
-        pieces.append(f"the newest messages {ids} ({round(ratio * cost(newest))} tokens)")
-    return (
-        f"the view cannot fit the context limit of {limit} tokens even compacted "
-        f"({round(ratio * cost(kept))} tokens with tool results shortened): "
-        f"{', '.join(pieces)} must stay; shorten them or raise the limit"
-    )
 
 
 def _fingerprint(message: Message) -> str:
