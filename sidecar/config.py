@@ -60,6 +60,13 @@ class Settings(BaseModel):
     grace_seconds: float = Field(default=10.0, ge=0, le=3600)
     decision_log: str = Field(default="stderr", description="'stderr', 'off' or a file path.")
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    # Context service.
+    context_cache_mib: int = Field(
+        default=64,
+        ge=1,
+        le=64 * 1024,
+        description="Memory for sessions kept in memory, and again for their encoded views.",
+    )
 
     # Operations: probes and logs.
     health_listen: str = Field(

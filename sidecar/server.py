@@ -115,6 +115,8 @@ class Sidecar:
             SqliteSessionStore(self._store, self.metrics),
             lambda: engine.active.policy.context,
             self.metrics,
+            cache_bytes=settings.context_cache_mib * 1024 * 1024,
+            forget=(parts.repetition.forget, parts.taint.forget),
         )
         self._health = health.aio.HealthServicer()
         await self._set_health(NOT_SERVING, *ALL_SERVICES)
@@ -122,7 +124,10 @@ class Sidecar:
         sidecar_pb2_grpc.add_PolicyServiceServicer_to_server(
             PolicyService(self.engine, self._store, self.metrics, self.status), server
         )
-        add_context_service(ContextService(self.context), server)
+        add_context_service(
+            ContextService(self.context, self.metrics, settings.context_cache_mib * 1024 * 1024),
+            server,
+        )
         reflection.enable_server_reflection(
             (POLICY_SERVICE, CONTEXT_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server
         )
@@ -164,6 +169,7 @@ class Sidecar:
             raise
         await self._install(active)
         await self._start_shadow(parts)
+        self._spawn(self.context.expire_idle_sessions())  # context.retention in the policy
         if settings.policy_watch_seconds > 0:
             for reloader in (self.reloader, self.shadow_reloader):
                 if reloader is not None:

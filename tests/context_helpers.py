@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from sidecar.context.messages import Message as DomainMessage
-from sidecar.context.messages import Role, ToolCall, ToolResult
+from sidecar.context.messages import Role, Text, ToolCall, ToolResult
 from sidecar.context.pairing import pairing_problems
+from sidecar.context.tokens import estimate
 from sidecar.v1 import sidecar_pb2 as pb
 
 
@@ -65,3 +67,35 @@ def provider_problems(messages: list[pb.Message]) -> list[str]:
     if first is not None and first.role != pb.ROLE_USER:
         problems.append(f"{first.id}: the first turn is not the user's")
     return problems
+
+
+def domain(message: pb.Message) -> DomainMessage:
+    """A returned message as the domain type, for the documented estimate."""
+    parts: list[object] = []
+    for p in message.parts:
+        if p.HasField("text"):
+            parts.append(Text(p.text.text))
+        elif p.HasField("tool_call"):
+            parts.append(ToolCall(p.tool_call.id, p.tool_call.name, p.tool_call.arguments))
+        elif p.HasField("tool_result"):
+            parts.append(ToolResult(p.tool_result.tool_call_id, p.tool_result.content))
+    return DomainMessage(message.id, _ROLES[message.role], tuple(parts))  # type: ignore[arg-type]
+
+
+def view_estimate(messages: Iterable[pb.Message]) -> int:
+    """The README's estimate of what a returned view costs, independent of what the
+    sidecar reported about it."""
+    return sum(estimate(domain(m)) for m in messages)
+
+
+async def history_of(stub: Any, session: str) -> list[pb.Message]:
+    messages: list[pb.Message] = []
+    token = ""
+    while True:
+        page = await stub.History(
+            pb.HistoryRequest(session_id=session, page_size=1000, page_token=token)
+        )
+        messages += page.messages
+        token = page.next_page_token
+        if not token:
+            return messages

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+from pathlib import Path
 
 import grpc
 import pytest
 
 from sidecar.server import Sidecar
+from sidecar.state.store import MIGRATIONS
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
 from tests.conftest import StartSidecar
@@ -97,7 +100,6 @@ async def test_history_pages(stub) -> None:
 @pytest.mark.parametrize(
     ("requests", "field"),
     [
-        ([pb.ProjectRequest(session_id="nope")], "session_id: unknown session"),
         ([pb.AppendRequest(session_id="", messages=[text("a", pb.ROLE_USER, "x")])], "session_id:"),
         (
             [pb.AppendRequest(session_id="x", messages=[text("", pb.ROLE_USER, "x")])],
@@ -181,6 +183,20 @@ async def test_history_pages(stub) -> None:
                 pb.AppendRequest(
                     session_id="x",
                     messages=[
+                        text("u", pb.ROLE_USER, "x"),
+                        call("a", ("c1", "ls", "{}")),
+                        result("t", "c1", "ok"),
+                    ],
+                ),
+                pb.AppendRequest(session_id="x", messages=[call("a2", ("c1", "ls", "{}"))]),
+            ],
+            "messages[0]: message 'a2': tool call id 'c1' is used twice",
+        ),
+        (
+            [
+                pb.AppendRequest(
+                    session_id="x",
+                    messages=[
                         pb.Message(
                             id="u",
                             role=pb.ROLE_USER,
@@ -201,7 +217,6 @@ async def test_history_pages(stub) -> None:
             ],
             "usage: token counts must not be negative",
         ),
-        ([pb.HistoryRequest(session_id="nope")], "session_id: unknown session"),
         (
             [
                 pb.AppendRequest(session_id="x", messages=[text("u", pb.ROLE_USER, "x")]),
@@ -332,3 +347,42 @@ async def test_everything_survives_a_restart(start_sidecar: StartSidecar) -> Non
         await stub.Append(pb.AppendRequest(session_id="keep", messages=[result("t", "c1", "ok")]))
         projection = await stub.Project(pb.ProjectRequest(session_id="keep"))
     assert [m.id for m in projection.messages] == ["u", "a", "t"]
+
+
+async def test_sessions_stored_before_the_context_migration_are_served(
+    start_sidecar: StartSidecar, state_path: Path
+) -> None:
+    """A state file at schema version 2 (before the view sums and the call-id index)."""
+    state_path.parent.mkdir(parents=True)
+    with sqlite3.connect(state_path) as db:
+        for version, script in enumerate(MIGRATIONS[:2], start=1):
+            db.executescript(f"BEGIN; {script}; PRAGMA user_version = {version}; COMMIT;")
+        db.execute(
+            "INSERT INTO sessions (id, next_seq, version, created_at) VALUES ('old', 5, 4, 0)"
+        )
+        rows = [
+            (1, "u", "user", '[{"t":"text","text":"go"}]', 1, 10),
+            (2, "a", "assistant", '[{"t":"call","id":"c1","name":"ls","args":"{}"}]', 1, 20),
+            (3, "t", "tool", '[{"t":"result","id":"c1","content":"ok","err":false}]', 1, 30),
+            (4, "x", "user", '[{"t":"text","text":"hidden"}]', 0, 40),
+        ]
+        db.executemany(
+            "INSERT INTO messages VALUES ('old', ?, ?, ?, 'ordinary', '', 0, 1, ?, ?, ?, '', ?)",
+            [
+                (seq, id_, role, visible, float(seq), tokens, parts)
+                for seq, id_, role, parts, visible, tokens in rows
+            ],
+        )
+    sidecar = await start_sidecar()
+    async with grpc.aio.insecure_channel(sidecar.addresses[0]) as channel:
+        stub = pb_grpc.ContextServiceStub(channel)
+        view = await stub.Project(pb.ProjectRequest(session_id="old"))
+        assert [m.id for m in view.messages] == ["u", "a", "t"]
+        assert view.tokens.tokens == 60  # the view's sum, computed by the migration
+        with pytest.raises(grpc.aio.AioRpcError) as raised:
+            await stub.Append(
+                pb.AppendRequest(session_id="old", messages=[call("a2", ("c1", "ls", "{}"))])
+            )
+        assert "tool call id 'c1' is used twice" in (raised.value.details() or "")
+        history = await stub.History(pb.HistoryRequest(session_id="old"))
+        assert [m.id for m in history.messages] == ["u", "a", "t", "x"]

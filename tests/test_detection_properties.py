@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shlex
+from collections.abc import Callable
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -152,7 +153,7 @@ PROTECTED = [
     "/boot",
     "/etc/sudoers",
 ]
-INDIRECTIONS = {
+INDIRECTIONS: dict[str, Callable[[str, str], str]] = {
     "variable": lambda t, p: f"V={p}; " + t.format(p='"$V"'),
     "export": lambda t, p: f"export V={p}; " + t.format(p='"${V}"'),
     "default": lambda t, p: t.format(p="${UNSET_VAR:-" + p + "}"),

@@ -1,23 +1,31 @@
-"""Sessions: append, project (with compaction), history, and background summaries.
+"""Sessions: append, project (with compaction), history, deletion, and background summaries.
 
-Each session's messages are cached in memory (bounded) in (position, seq) order; the
-store is the persisted truth. Changes to one session are serialised by a lock; a
-compaction or summary is written only if the session's version is still the one it
-was planned against (optimistic concurrency), so a history that changed meanwhile is
-never overwritten. Nothing is ever deleted: flags flip and summaries are inserted.
+Each call works on the session in memory (`session.py`) under the session's lock and
+writes everything it changed in one store transaction at its end; if anything fails
+before that (bad input, a refusal, a store error, a cancelled call), the session in
+memory is put back as it was, so a failed call changes nothing. A background summary
+is written only if the session's version is still the one it was planned against
+(optimistic concurrency). Compaction never deletes: flags flip and summaries appear.
 """
 
 from __future__ import annotations
 
 import asyncio
-import bisect
 import hashlib
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from sidecar.context.compaction import (
+    MIN_SUMMARY_TOKENS,
+    SUMMARY_SHARE,
+    Budget,
+    DoesNotFit,
+    cost,
+    plan,
+)
+from sidecar.context.elision import MIN_ELIDED_TOKENS, elided, is_result
 from sidecar.context.messages import (
     DEFAULT_VISIBILITY,
     Kind,
@@ -25,30 +33,34 @@ from sidecar.context.messages import (
     Part,
     Role,
     SessionState,
-    Text,
     ToolResult,
     Usage,
     VisibilityDefault,
 )
-from sidecar.context.pairing import (
-    PairingTracker,
-    groups,
-    tracker_for,
-    without_unanswered_calls,
-)
-from sidecar.context.store import SessionStore
+from sidecar.context.pairing import groups
+from sidecar.context.session import Session, SessionCache
+from sidecar.context.store import Change, SessionStore
 from sidecar.context.summarizer import FallbackSummarizer, ModelSummarizer, Summarizer
-from sidecar.context.tokens import TokenCount, calibrate, count, estimate
+from sidecar.context.tokens import (
+    TokenCount,
+    calibrate,
+    calibration,
+    count,
+    estimate,
+    raise_calibration,
+)
 from sidecar.model_client import ChatModelClient
 from sidecar.observability.metrics import Metrics
 from sidecar.policy.schema import ContextPolicy, SummarizerPolicy
 
 log = logging.getLogger("sidecar.context")
 
-CONTINUATION_TEXT = (
-    "Understood. The earlier conversation is summarised above; I will continue the task "
-    "from where it stands."
-)
+RESERVED_PREFIX = "~"  # ids of messages the sidecar writes
+# After a compaction the view aims at this share of the threshold, to leave room for
+# the next turns (a compaction every turn would defeat prompt caching).
+HEADROOM = 0.6
+TOUCH_SECONDS = 60.0  # last activity is written at most this often when nothing else is
+DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
 
 
 class ContextError(Exception):
@@ -59,8 +71,15 @@ class ContextError(Exception):
         super().__init__(f"{field_name}: {problem}")
 
 
+class SessionNotFound(Exception):
+    """Becomes NOT_FOUND."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session_id: unknown session {session_id!r}")
+
+
 class ContextExhausted(Exception):
-    """Compaction cannot help any more: becomes FAILED_PRECONDITION."""
+    """The view cannot be made to fit, or compaction may not help: FAILED_PRECONDITION."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +109,10 @@ class CompactionResult:
 class Projection:
     """The model's view: `view[:prefix]` followed by `tail`.
 
-    `view` is the session's cached agent-visible list, shared and only ever
-    extended in place (a compaction builds a new one), so callers can reuse work
-    done on its prefix; `tail` holds messages repaired for this answer (calls
-    still waiting for their results are left out).
+    `view` is the session's agent-visible list, shared and only ever extended in
+    place (anything else gives the session a new list), so callers can reuse work
+    done on its prefix; `tail` holds messages repaired for this answer (calls still
+    waiting for their results are left out).
     """
 
     view: list[Message]
@@ -102,6 +121,7 @@ class Projection:
     tokens: TokenCount
     limit: int
     compaction: CompactionResult | None
+    elided: tuple[str, ...] = ()
 
     @property
     def messages(self) -> list[Message]:
@@ -109,52 +129,16 @@ class Projection:
 
 
 @dataclass(slots=True)
-class _Session:
-    state: SessionState
-    messages: list[Message]  # all of them, in (position, seq) order
-    tracker: PairingTracker
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    summarising: bool = False
-    # The agent-visible messages, kept up to date on append; rebuilt after a
-    # compaction or summary. Project's cost then does not grow with history.
-    view: list[Message] | None = None
-    view_tokens: int = 0
+class _Call:
+    """What one call changes, stored together when it succeeds."""
 
-    def visible(self) -> list[Message]:
-        if self.view is None:
-            self.view = [m for m in self.messages if m.agent_visible]
-            self.view_tokens = sum(m.tokens for m in self.view)
-        return self.view
-
-    def extend_view(self, added: Sequence[Message]) -> None:
-        if self.view is not None:
-            for message in added:
-                if message.agent_visible:
-                    self.view.append(message)
-                    self.view_tokens += message.tokens
-
-    def projection_parts(self) -> tuple[list[Message], int, list[Message]]:
-        """The view, how much of it is sent as is, and the repaired tail."""
-        view = self.visible()
-        if not self.tracker.pending:
-            return view, len(view), []
-        # Pending calls are always in the last assistant message that made calls.
-        pending = self.tracker.pending
-        start = len(view)
-        while start > 0 and not any(c.id in pending for c in view[start - 1].tool_calls):
-            start -= 1
-        start = max(start - 1, 0)
-        return view, start, without_unanswered_calls(view[start:])
-
-    def insert(self, message: Message) -> None:
-        keys = [(m.position, m.seq) for m in self.messages]
-        self.messages.insert(bisect.bisect(keys, (message.position, message.seq)), message)
-
-    def replace_message(self, message: Message) -> None:
-        for index, existing in enumerate(self.messages):
-            if existing.seq == message.seq:
-                self.messages[index] = message
-                return
+    created: bool
+    expected_version: int
+    appended: list[Message] = field(default_factory=list)
+    flips: list[Message] = field(default_factory=list)
+    inserts: list[Message] = field(default_factory=list)
+    elided: list[str] = field(default_factory=list)  # originals shown elided from now on
+    events: list[tuple[str, str]] = field(default_factory=list)  # compactions, once stored
 
 
 class ContextManager:
@@ -163,47 +147,115 @@ class ContextManager:
         store: SessionStore,
         policy: Callable[[], ContextPolicy],
         metrics: Metrics,
-        max_cached_sessions: int = 1_000,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        forget: Sequence[Callable[[str], bool]] = (),
     ) -> None:
+        """`forget`: per-session state kept elsewhere (counters), dropped with a session."""
         self._store = store
         self._policy = policy
         self._metrics = metrics
-        self._cache: OrderedDict[str, _Session] = OrderedDict()
-        self._max_cached = max_cached_sessions
+        self._cache = SessionCache(cache_bytes)
+        metrics.context_cache_bytes.labels(cache="sessions").set_function(lambda: self._cache.bytes)
+        self._forget = tuple(forget)
+        self._deleted_listeners: list[Callable[[str], None]] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._summarizers: dict[SummarizerPolicy, ModelSummarizer] = {}
 
+    @property
+    def cache(self) -> SessionCache:
+        return self._cache
+
+    def on_deleted(self, listener: Callable[[str], None]) -> None:
+        """Called with the id of every deleted session (caches elsewhere drop it)."""
+        self._deleted_listeners.append(listener)
+
     # -- sessions ---------------------------------------------------------------
 
-    def _session(self, session_id: str) -> _Session | None:
+    def _lookup(self, session_id: str, create: bool, provider_managed: bool) -> Session:
         session = self._cache.get(session_id)
-        if session is not None:
-            self._cache.move_to_end(session_id)
-            return session
-        loaded = self._store.load(session_id)
-        if loaded is None:
-            return None
-        state, messages = loaded
-        session = _Session(state, messages, tracker_for(messages))
-        self._remember(session)
+        if session is None:
+            loaded = self._store.load(session_id)
+            if loaded is not None:
+                session = Session.light(loaded.state, loaded.last_group, loaded.last_assistant)
+            elif create:
+                state = SessionState(id=session_id, provider_managed=provider_managed)
+                session = Session(state, [], persisted=False)
+            else:
+                raise SessionNotFound(session_id)
+            self._cache.put(session, keep=True)
         return session
 
-    def _remember(self, session: _Session) -> None:
-        self._cache[session.state.id] = session
-        self._cache.move_to_end(session.state.id)
-        while len(self._cache) > self._max_cached:
-            oldest = next(iter(self._cache.values()))
-            if oldest.lock.locked() or oldest.summarising:
-                break  # busy; evict later
-            self._cache.popitem(last=False)
+    async def _acquire(self, session_id: str, create: bool, provider_managed: bool) -> Session:
+        """The session, locked; a call that may not create one gets SessionNotFound."""
+        while True:
+            session = self._lookup(session_id, create, provider_managed)
+            session.users += 1
+            try:
+                await session.lock.acquire()
+            except BaseException:
+                session.users -= 1
+                raise
+            if not session.deleted and (create or session.persisted):
+                return session
+            self._release(session)
+            if not session.deleted:
+                raise SessionNotFound(session_id)
+            # Deleted while we waited: look again (a new session may be created).
 
-    def _session_or_new(self, session_id: str, provider_managed: bool) -> tuple[_Session, bool]:
-        session = self._session(session_id)
-        if session is not None:
-            return session, False
-        state = SessionState(id=session_id, provider_managed=provider_managed)
-        session = _Session(state, [], PairingTracker())
-        return session, True
+    def _view(self, session: Session, staged: Sequence[Message] = ()) -> list[Message]:
+        """The session's agent view, loaded from the store if it is not held (plus the
+        visible messages `staged` by this call, which the store does not have yet)."""
+        if session.view is None:
+            session.attach(self._store.load_view(session.state.id) + list(staged))
+        assert session.view is not None
+        return session.view
+
+    def _release(self, session: Session) -> None:
+        session.users -= 1
+        session.lock.release()
+        if session.deleted:
+            return
+        if session.persisted:
+            self._cache.put(session)  # re-measured; may now be evicted if over budget
+        elif not session.users:
+            # A creating call failed and nobody waits: forget the placeholder.
+            session.deleted = True
+            if self._cache.get(session.state.id) is session:
+                self._cache.pop(session.state.id)
+
+    def _commit(self, session: Session, call: _Call, before: SessionState) -> None:
+        """Store what the call changed, in one transaction; raise if it cannot be."""
+        state = session.state
+        now = time.time()
+        changed = (
+            bool(call.appended or call.flips or call.inserts)
+            or replace(state, version=before.version, last_active_at=before.last_active_at)
+            != before
+        )
+        touch = now - state.last_active_at >= self._touch_seconds()
+        if not changed and not touch and session.persisted:
+            return
+        state.last_active_at = now
+        if changed:
+            state.version = call.expected_version + 1
+        stored = self._store.commit(
+            Change(
+                replace(state), call.expected_version, call.created, call.appended,
+                call.flips, call.inserts,
+            )
+        )  # fmt: skip
+        if not stored:
+            for trigger, _ in call.events[:1]:
+                self._metrics.compactions.labels(trigger=trigger, result="conflict").inc()
+            raise ContextExhausted("the session changed while this call ran; try again")
+        session.persisted = True
+        session.tracker = session.tracker.settled()
+        for trigger, result in call.events:
+            self._metrics.compactions.labels(trigger=trigger, result=result).inc()
+
+    def _touch_seconds(self) -> float:
+        retention = self._policy().retention_seconds
+        return TOUCH_SECONDS if retention is None else min(TOUCH_SECONDS, retention / 8)
 
     # -- append -----------------------------------------------------------------
 
@@ -214,26 +266,34 @@ class ContextManager:
         usage: Usage | None,
         provider_managed: bool = False,
     ) -> int:
-        session, created = self._session_or_new(session_id, provider_managed)
-        async with session.lock:
-            self._append_locked(session, messages, usage, created)
-            count_now = len(session.messages)
+        session = await self._acquire(session_id, bool(messages), provider_managed)
+        try:
+            saved = session.save()
+            try:
+                call = _Call(not session.persisted, session.state.version)
+                self._stage_append(session, call, messages, usage)
+                self._commit(session, call, saved.state)
+            except BaseException:
+                session.restore(saved)
+                raise
+            stored = session.state.next_seq - 1
+        finally:
+            self._release(session)
         self._schedule_summaries(session)
-        return count_now
+        return stored
 
-    def _append_locked(
+    def _stage_append(
         self,
-        session: _Session,
+        session: Session,
+        call: _Call,
         messages: Sequence[NewMessage],
         usage: Usage | None,
-        created: bool,
     ) -> None:
-        if not messages and created:
-            raise ContextError("messages", "a new session needs at least one message")
+        """Validate and add the messages to the session in memory (not yet stored)."""
         state = session.state
-        known = {m.id for m in session.messages}
-        tracker = PairingTracker(dict(session.tracker.pending), set(session.tracker.seen_calls))
+        tracker = session.tracker.staged()
         prepared: list[Message] = []
+        batch: dict[str, int] = {}
         next_seq = state.next_seq
         defaults = self._kind_defaults()
         now = int(time.time() * 1000)
@@ -241,11 +301,15 @@ class ContextManager:
             where = f"messages[{index}]"
             if not new.id:
                 raise ContextError(f"{where}.id", "must not be empty")
-            if new.id in known:
+            if new.id.startswith(RESERVED_PREFIX):
+                raise ContextError(
+                    f"{where}.id", f"ids starting with {RESERVED_PREFIX!r} are the sidecar's own"
+                )
+            if new.id in batch:
                 raise ContextError(f"{where}.id", f"duplicate message id {new.id!r}")
             if not new.parts:
                 raise ContextError(where, f"message {new.id!r} has no parts")
-            known.add(new.id)
+            batch[new.id] = index
             default = defaults[new.kind]
             message = Message(
                 id=new.id,
@@ -269,28 +333,77 @@ class ContextManager:
             tracker.apply(message)
             prepared.append(message)
             next_seq += 1
-        new_state = replace(state, next_seq=next_seq, version=state.version + 1)
-        if usage is not None:
-            self._take_usage(
-                new_state, usage, session.visible() + [m for m in prepared if m.agent_visible]
-            )
-        if not prepared and usage is None:
-            return
-        self._store.append(new_state, prepared, created)
-        session.state = new_state
-        session.messages.extend(prepared)
-        session.extend_view(prepared)
+        if prepared and session.persisted:
+            # The store's indexes know every id used, hidden ones too: none held in memory.
+            stored = self._store.existing_ids(state.id, list(batch))
+            if stored:
+                first = min(batch[i] for i in stored)
+                raise ContextError(
+                    f"messages[{first}].id", f"duplicate message id {messages[first].id!r}"
+                )
+            used = set(self._store.existing_calls(state.id, list(tracker.seen_calls)))
+            if used:
+                index, message = next(
+                    (i, m)
+                    for i, m in enumerate(prepared)
+                    if any(c.id in used for c in m.tool_calls)
+                )
+                raise ContextError(
+                    f"messages[{index}]",
+                    f"message {message.id!r}: tool call id {min(used)!r} is used twice",
+                )
+        state.next_seq = next_seq
         session.tracker = tracker
-        if created:
-            self._remember(session)
+        visible = [m for m in prepared if m.agent_visible]
+        session.extend(visible)
+        call.appended.extend(prepared)
+        if usage is not None:
+            self._take_usage(session, usage, visible)
 
-    def _take_usage(self, state: SessionState, usage: Usage, visible: list[Message]) -> None:
+    def _take_usage(self, session: Session, usage: Usage, staged: list[Message]) -> None:
+        """A report covers the messages up to and including the assistant message its
+        model call produced (or the one it names). `staged`: this call's visible ones."""
+        state = session.state
         if usage.context_limit > 0:
             state.context_limit = usage.context_limit
-        if usage.reported:
-            calibrate(state, usage.total, visible)
-            state.usage_tokens = usage.total
-            state.usage_seq = state.next_seq - 1
+        if not usage.reported:
+            return
+        covered: Message | None
+        if usage.through_message_id:
+            covered = next((m for m in staged if m.id == usage.through_message_id), None)
+            if covered is None:
+                self._view(session, staged)
+                covered = session.find(usage.through_message_id)
+            if covered is None:
+                if self._store.message(state.id, usage.through_message_id) is None:
+                    raise ContextError(
+                        "usage.through_message_id",
+                        f"no message {usage.through_message_id!r} in this session",
+                    )
+                return  # hidden since the call it describes: the report is stale
+        else:
+            covered = session.last_assistant
+            if covered is None:  # no model reply yet: the report covers all there is
+                view = staged or self._view(session)
+                covered = view[-1] if view else None
+        if covered is None or not covered.agent_visible:
+            return
+        if (
+            covered.position != covered.seq  # a summary or stand-in: not what a model saw
+            or covered.seq < state.usage_seq  # older than the report already taken
+            or covered.seq < state.rewrite_seq  # the view it describes was rewritten since
+        ):
+            return
+        # The messages after the covered one: usually this call's own, else the view's.
+        later = staged if any(m is covered for m in staged) else self._view(session, staged)
+        after = 0
+        for index in range(len(later) - 1, -1, -1):
+            if later[index].seq == covered.seq:
+                break
+            after += later[index].tokens
+        calibrate(state, usage.total, state.view_tokens - after)
+        state.usage_tokens = usage.total
+        state.usage_seq = covered.seq
 
     def _kind_defaults(self) -> dict[Kind, VisibilityDefault]:
         defaults = dict(DEFAULT_VISIBILITY)
@@ -311,144 +424,222 @@ class ContextManager:
         context_exceeded: bool,
         provider_managed: bool = False,
     ) -> Projection:
-        session, created = self._session_or_new(session_id, provider_managed)
-        if created and not messages:
-            raise ContextError("session_id", f"unknown session {session_id!r}")
-        policy = self._policy()
-        async with session.lock:
-            if messages or usage is not None:
-                self._append_locked(session, messages, usage, created)
-            state = session.state
-            limit = context_limit or state.context_limit or policy.default_context_limit
-            before = count(state, session.visible(), session.view_tokens)
-            compaction: CompactionResult | None = None
-            if context_exceeded:
-                if state.provider_managed:
-                    raise ContextExhausted(
-                        "the provider manages this session's context; "
-                        "the sidecar does not compact it"
-                    )
-                if state.recoveries >= policy.max_recovery_compactions:
-                    self._metrics.compactions.labels(
-                        trigger="context_exceeded", result="exhausted"
-                    ).inc()
-                    raise ContextExhausted(
-                        f"the context is still too large after {state.recoveries} recovery "
-                        "compactions in a row; start a new session or raise the context limit"
-                    )
-                compaction = await self._compact(session, "context_exceeded", before, limit)
-            else:
-                if state.recoveries:
-                    session.state = replace(state, recoveries=0)
-                    self._store.save_state(session.state)
-                over = limit > 0 and before.tokens > policy.compaction_threshold * limit
-                if over and not state.provider_managed:
-                    compaction = await self._compact(session, "threshold", before, limit)
-            view, prefix, tail = session.projection_parts()
-            tokens = count(session.state, view, session.view_tokens)
-        self._metrics.projected_tokens.observe(tokens.tokens)
+        session = await self._acquire(session_id, bool(messages), provider_managed)
+        try:
+            self._view(session)  # before anything is staged: the store has all of it
+            saved = session.save()
+            try:
+                call = _Call(not session.persisted, session.state.version)
+                if messages or usage is not None:
+                    self._stage_append(session, call, messages, usage)
+                projection = await self._stage_projection(
+                    session, call, context_limit, context_exceeded
+                )
+                self._commit(session, call, saved.state)
+            except BaseException:
+                session.restore(saved)
+                raise
+        finally:
+            self._release(session)
+        self._metrics.projected_tokens.observe(projection.tokens.tokens)
         self._schedule_summaries(session)
-        return Projection(view, prefix, tail, tokens, limit, compaction)
+        return projection
+
+    async def _stage_projection(
+        self, session: Session, call: _Call, context_limit: int, context_exceeded: bool
+    ) -> Projection:
+        policy = self._policy()
+        state = session.state
+        if context_limit > 0:
+            state.context_limit = context_limit  # remembered: later calls may omit it
+        limit = state.context_limit or policy.default_context_limit
+        if context_exceeded:
+            if state.provider_managed:
+                raise ContextExhausted(
+                    "the provider manages this session's context; the sidecar does not compact it"
+                )
+            if state.recoveries >= policy.max_recovery_compactions:
+                self._metrics.compactions.labels(
+                    trigger="context_exceeded", result="exhausted"
+                ).inc()
+                raise ContextExhausted(
+                    f"the context is still too large after {state.recoveries} recovery "
+                    "compactions in a row; start a new session or raise the context limit"
+                )
+        elif state.recoveries:
+            state.recoveries = 0
+        compaction: CompactionResult | None = None
+        if (limit > 0 or context_exceeded) and not state.provider_managed:
+            # Without a known limit, the provider's refusal says the view is about it.
+            window = limit or max(self._count(session).tokens, 1)
+            self._elide_oversized(session, call, window, policy.tool_result_max_share)
+            before = self._count(session)
+            if context_exceeded:
+                # The provider counted at least the limit: learn that (bounded).
+                shown = self._shown_estimate(session)
+                if shown > 0:
+                    raise_calibration(state, window / shown)
+                before = self._count(session)
+                compaction = await self._compact(session, call, "context_exceeded", before, window)
+            elif before.tokens >= policy.compaction_threshold * window:
+                compaction = await self._compact(session, call, "threshold", before, window)
+        prefix, tail = session.projection()
+        tokens = count(state, self._view(session), prefix, tail, state.view_tokens)
+        if limit > 0 and tokens.tokens > limit and not state.provider_managed:
+            raise ContextExhausted(
+                f"the view takes {tokens.tokens} tokens, over the context limit of {limit}, "
+                "and compaction cannot shorten it further; raise the limit or start a new session"
+            )
+        return Projection(
+            self._view(session), prefix, tail, tokens, limit, compaction, tuple(call.elided)
+        )
+
+    def _count(self, session: Session) -> TokenCount:
+        prefix, tail = session.projection()
+        return count(session.state, self._view(session), prefix, tail, session.state.view_tokens)
+
+    def _shown_estimate(self, session: Session) -> int:
+        """The uncalibrated estimate of what Project shows (pending calls left out)."""
+        prefix, tail = session.projection()
+        return session.state.view_tokens - cost(self._view(session)[prefix:]) + cost(tail)
+
+    def _elide_oversized(self, session: Session, call: _Call, limit: int, share: float) -> None:
+        """Results over their share of the window are shown elided from now on. Only
+        messages not yet checked against this limit are looked at."""
+        cap = max(int(share * limit), MIN_ELIDED_TOKENS)
+        checked_limit, checked = session.scanned
+        view = self._view(session)
+        start = checked if checked_limit == limit and checked <= len(view) else 0
+        oversized = [
+            i
+            for i in range(start, len(view))
+            if view[i].kind is Kind.ORDINARY and is_result(view[i]) and view[i].tokens > cap
+        ]
+        if oversized:
+            now = int(time.time() * 1000)
+            new_view = list(view)
+            for index in oversized:
+                stand_in = elided(view[index], cap, session.state.next_seq, now)
+                if stand_in is None:
+                    continue
+                self._rewrite(session, call, [view[index]], [stand_in])
+                new_view[index] = stand_in  # it sorts exactly where the original did
+                call.elided.append(view[index].id)
+            session.replace_view(new_view)
+        session.scanned = (limit, len(self._view(session)))
+
+    def _rewrite(
+        self, session: Session, call: _Call, hidden: Sequence[Message], inserts: Sequence[Message]
+    ) -> None:
+        """Stage hiding `hidden` from the agent and inserting `inserts` (whose seqs
+        were taken from the state's next_seq, in order)."""
+        state = session.state
+        if not inserts and not hidden:
+            return
+        if inserts:
+            # A usage report for a message older than this describes another view.
+            state.rewrite_seq = inserts[0].seq
+            added = inserts[-1].seq + 1 - state.next_seq
+            state.next_seq += added
+            if state.calibrated_seq:
+                state.calibrated_seq += added  # the sidecar's own messages do not age it
+        first = min(m.position for m in [*hidden, *inserts])
+        if state.usage_tokens and first <= state.usage_seq:
+            state.usage_tokens = 0  # the report described a view that changed before its end
+        call.flips.extend(m.with_visibility(m.user_visible, False) for m in hidden)
+        call.inserts.extend(inserts)
 
     async def _compact(
-        self, session: _Session, trigger: str, before: TokenCount, limit: int
+        self, session: Session, call: _Call, trigger: str, before: TokenCount, limit: int
     ) -> CompactionResult:
-        """Hide the span between the system prompt and the latest request behind a
-        summary; if that is not enough, the older groups after the request too."""
-        visible = session.visible()
-        head = 0
-        while head < len(visible) and visible[head].role in (Role.SYSTEM, Role.DEVELOPER):
-            head += 1
-        latest = max(
-            (i for i, m in enumerate(visible) if m.role is Role.USER and m.kind is Kind.ORDINARY),
-            default=len(visible),
+        """Carry out a compaction plan (`compaction.plan`), or leave the view as it is
+        when no plan changes anything but the summary, or the view as it is fits and no
+        plan does. A view that cannot be made to fit is FAILED_PRECONDITION."""
+        policy = self._policy()
+        state = session.state
+        prefix, tail = session.projection()
+        view = self._view(session)
+        shown = view[:prefix] + tail
+        # Aim in the units `before` was counted in: what a provider report says beyond
+        # the calibrated estimate (tool definitions, or a wrong report) is taken to stay
+        # whatever is hidden. It makes compaction hide more, but never refuse: whether a
+        # view fits is decided by the count Project reports (a report that was wrong
+        # must not end the session; one that was right is corrected by the next).
+        ratio = calibration(state)
+        # Under the threshold as Project will count it (rounded): the next Project with
+        # nothing new must not find the view at the threshold again.
+        hard = policy.compaction_threshold * limit - 0.5
+        if trigger == "context_exceeded":
+            hard = min(hard, 0.8 * before.tokens)
+        budget = Budget(
+            limit=limit,
+            hard=hard,
+            preferred=HEADROOM * hard,
+            ratio=ratio,
+            overhead=max(before.tokens - ratio * cost(shown), 0.0),
+            summary_cap=max(int(SUMMARY_SHARE * limit), MIN_SUMMARY_TOKENS),
         )
-        span = visible[head:latest] if latest > head else []
-        tail = visible[latest + 1 :] if latest < len(visible) else []
-        tail_groups = groups(tail)
-        budget = self._policy().compaction_threshold * limit if limit else 0
-        keep_tail = tail
-        if tail_groups and len(tail_groups) > 1:
-            kept_tokens = sum(m.tokens for m in visible[:head]) + (
-                visible[latest].tokens if latest < len(visible) else 0
-            )
-            # Keep the newest groups after the request that fit; hide the older ones.
-            kept: list[list[Message]] = []
-            for group in reversed(tail_groups):
-                cost = sum(m.tokens for m in group)
-                if kept and (not budget or kept_tokens + cost > budget * 0.6):
-                    break
-                kept.insert(0, group)
-                kept_tokens += cost
-            keep_tail = [m for g in kept for m in g]
-        hidden_tail = tail[: len(tail) - len(keep_tail)]
-        if not span and not hidden_tail:
-            self._metrics.compactions.labels(trigger=trigger, result="nothing_to_compact").inc()
-            if trigger == "context_exceeded":
-                session.state = replace(session.state, recoveries=session.state.recoveries + 1)
-                self._store.save_state(session.state)
-            return CompactionResult(trigger, 0, (), before.tokens, before.tokens)
-
-        expected = session.state.version
-        summarizer = self._summarizer()
-        inserts: list[Message] = []
-        next_seq = session.state.next_seq
-        now = int(time.time() * 1000)
-        for hidden, role_after in ((span, Role.USER), (hidden_tail, Role.ASSISTANT)):
-            if not hidden:
-                continue
-            text = await summarizer.span(hidden)
-            position = hidden[0].position
-            summary = Message(
-                id=f"summary-{next_seq}", role=role_after, parts=(Text(text),), kind=Kind.SUMMARY,
-                created_at_ms=now, user_visible=False, agent_visible=True, seq=next_seq,
-                position=position,
+        try:
+            planned = await plan(
+                shown, budget, self._summarizer(), state.next_seq, int(time.time() * 1000),
+                lambda stand_in: self._original(session, call, stand_in),
             )  # fmt: skip
-            inserts.append(replace(summary, tokens=estimate(summary)))
-            next_seq += 1
-            if role_after is Role.USER:
-                note = Message(
-                    id=f"continuation-{next_seq}", role=Role.ASSISTANT,
-                    parts=(Text(CONTINUATION_TEXT),), kind=Kind.CONTINUATION, created_at_ms=now,
-                    user_visible=False, agent_visible=True, seq=next_seq, position=position,
-                )  # fmt: skip
-                inserts.append(replace(note, tokens=estimate(note)))
-                next_seq += 1
-        flips = [m.with_visibility(m.user_visible, False) for m in [*span, *hidden_tail]]
-        recoveries = session.state.recoveries + (1 if trigger == "context_exceeded" else 0)
-        new_state = replace(
-            session.state,
-            next_seq=next_seq,
-            version=expected + 1,
-            usage_tokens=0,  # the provider's count no longer describes the view
-            recoveries=recoveries,
+        except DoesNotFit as error:
+            raise ContextExhausted(str(error)) from None
+        if planned.does_not_fit:
+            if trigger == "threshold" and before.tokens <= limit:
+                # No plan fits, but the view as it is does: leave it as it is.
+                call.events.append((trigger, "nothing_to_compact"))
+                return CompactionResult(trigger, 0, (), before.tokens, before.tokens)
+            raise ContextExhausted(planned.does_not_fit)
+        if not planned.inserts:
+            call.events.append((trigger, "nothing_to_compact"))
+            if trigger == "context_exceeded":
+                state.recoveries += 1
+            return CompactionResult(trigger, 0, (), before.tokens, before.tokens)
+        # Pending calls were cut from `shown`: hide the session's own messages.
+        by_seq = {m.seq: m for m in view[prefix:]}
+        hidden = [by_seq.get(m.seq, m) for m in planned.hidden]
+        gone = {m.seq for m in hidden}
+        new_view = sorted(
+            [*(m for m in view if m.seq not in gone), *planned.inserts],
+            key=lambda m: (m.position, m.seq),
         )
-        if not self._store.apply_change(new_state, expected, flips, inserts):
-            self._metrics.compactions.labels(trigger=trigger, result="conflict").inc()
-            raise ContextExhausted("the session changed while it was being compacted; try again")
-        session.state = new_state
-        for message in flips:
-            session.replace_message(message)
-        for message in inserts:
-            session.insert(message)
-        session.view = None
-        after = count(new_state, session.visible(), session.view_tokens)
-        self._metrics.compactions.labels(trigger=trigger, result="success").inc()
+        self._rewrite(session, call, hidden, planned.inserts)
+        call.elided.extend(planned.elided)
+        state.usage_tokens = 0  # the provider's count no longer describes the view
+        if trigger == "context_exceeded":
+            state.recoveries += 1
+        session.replace_view(new_view)
+        session.scanned = (limit, len(new_view))
+        after = self._count(session)
+        call.events.append((trigger, "success" if planned.total < hard else "over_threshold"))
         log.info(
             "compacted session %s (%s): %d messages hidden, %d -> %d tokens",
-            new_state.id, trigger, len(flips), before.tokens, after.tokens,
+            state.id, trigger, len(hidden), before.tokens, after.tokens,
         )  # fmt: skip
         return CompactionResult(
-            trigger, len(flips), tuple(m.id for m in inserts), before.tokens, after.tokens
-        )
+            trigger, len(hidden), tuple(m.id for m in planned.inserts), before.tokens,
+            after.tokens,
+        )  # fmt: skip
+
+    def _original(self, session: Session, call: _Call, stand_in: Message) -> Message | None:
+        """The message a stand-in replaces, to shorten it again from the full text (it
+        may have come with this very call, and not be stored yet)."""
+        if not stand_in.replaces:
+            return None
+        original = next((m for m in call.appended if m.id == stand_in.replaces), None)
+        if original is None:
+            original = self._store.message(session.state.id, stand_in.replaces)
+        if original is None or not is_result(original):
+            return None
+        return replace(original, tokens=estimate(original))
 
     # -- history ----------------------------------------------------------------
 
     def history(
         self, session_id: str, page_token: str, page_size: int
     ) -> tuple[list[Message], str]:
-        if self._session(session_id) is None:
-            raise ContextError("session_id", f"unknown session {session_id!r}")
         after: tuple[float, int] | None = None
         if page_token:
             try:
@@ -456,16 +647,84 @@ class ContextManager:
                 after = (float(position), int(seq))
             except ValueError:
                 raise ContextError("page_token", "not a token from a previous response") from None
+        cached = self._cache.get(session_id)
+        if not (cached is not None and cached.persisted) and not self._store.exists(session_id):
+            raise SessionNotFound(session_id)
         page = self._store.history(session_id, after, page_size + 1)
         more = len(page) > page_size
         page = page[:page_size]
         token = f"{page[-1].position!r}:{page[-1].seq}" if more and page else ""
         return page, token
 
+    # -- deletion and retention --------------------------------------------------
+
+    async def delete(self, session_id: str) -> int:
+        """Remove the session and everything it owns; the number of messages removed."""
+        cached = self._cache.get(session_id)
+        if cached is not None:
+            cached.users += 1
+            await cached.lock.acquire()  # calls in flight on it finish first
+        try:
+            removed = self._delete([session_id], "request")
+        finally:
+            if cached is not None:
+                cached.users -= 1
+                cached.lock.release()
+        if session_id not in removed:
+            raise SessionNotFound(session_id)
+        return removed[session_id]
+
+    def _delete(self, session_ids: Sequence[str], reason: str) -> dict[str, int]:
+        removed = self._store.delete(session_ids)
+        for session_id in session_ids:
+            forgot = [forget(session_id) for forget in self._forget]
+            session = self._cache.pop(session_id)
+            if session is not None:
+                session.deleted = True
+            if session_id not in removed and not any(forgot):
+                continue
+            removed.setdefault(session_id, 0)
+            for listener in self._deleted_listeners:
+                listener(session_id)
+            self._metrics.sessions_deleted.labels(reason=reason).inc()
+            log.info(
+                "deleted session %s (%s): %d messages", session_id, reason, removed[session_id]
+            )
+        return removed
+
+    async def expire_idle_sessions(self) -> None:
+        """Forever: delete sessions idle for longer than the policy's retention."""
+        while True:
+            seconds = self._policy().retention_seconds
+            if seconds is None:
+                await asyncio.sleep(5.0)  # a reload may turn it on
+                continue
+            try:
+                self.expire_idle(seconds)
+            except Exception:
+                log.exception("expiring idle sessions failed; will try again")
+            await asyncio.sleep(min(max(seconds / 4, 0.1), 60.0))
+
+    def expire_idle(self, seconds: float) -> int:
+        cutoff = time.time() - seconds
+        expired = 0
+        while True:
+            candidates = self._store.idle(cutoff, 100)
+            idle = []
+            for session_id in candidates:
+                cached = self._cache.get(session_id)
+                # In memory, the last activity is exact (the store's lags a little).
+                if cached is None or not (cached.busy or cached.state.last_active_at >= cutoff):
+                    idle.append(session_id)
+            if idle:
+                expired += len(self._delete(idle, "retention"))
+            if len(candidates) < 100 or not idle:
+                return expired
+
     # -- background tool-pair summaries ------------------------------------------
 
-    def _schedule_summaries(self, session: _Session) -> None:
-        if session.summarising or session.state.provider_managed:
+    def _schedule_summaries(self, session: Session) -> None:
+        if session.summarising or session.state.provider_managed or session.deleted:
             return
         if not self._eligible_pairs(session):
             return
@@ -474,13 +733,13 @@ class ContextManager:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _eligible_pairs(self, session: _Session) -> list[tuple[Message, Message]]:
+    def _eligible_pairs(self, session: Session) -> list[tuple[Message, Message]]:
         policy = self._policy()
         limit = session.state.context_limit or policy.default_context_limit
-        if limit <= 0:
+        # Cheap first: all ordinary results together are an upper bound of the old ones.
+        if limit <= 0 or session.state.result_tokens <= policy.tool_pair_cutoff_ratio * limit:
             return []
-        visible = session.visible()
-        all_groups = groups(visible)
+        all_groups = groups(self._view(session))
         old = all_groups[: max(len(all_groups) - policy.tool_pair_keep_recent, 0)]
         calls: dict[str, Message] = {}
         pairs: list[tuple[Message, Message]] = []
@@ -501,7 +760,7 @@ class ContextManager:
             return []
         return pairs[: policy.tool_pair_batch]
 
-    async def _summarise_pairs(self, session: _Session) -> None:
+    async def _summarise_pairs(self, session: Session) -> None:
         try:
             pairs = self._eligible_pairs(session)
             summarizer = self._summarizer()
@@ -516,7 +775,7 @@ class ContextManager:
                     self._metrics.tool_pair_summaries.labels(result="failed").inc()
                     continue
                 async with session.lock:
-                    applied = self._apply_pair_summary(
+                    applied = not session.deleted and self._apply_pair_summary(
                         session, call_message, result_message, fingerprint, text
                     )
                 self._metrics.tool_pair_summaries.labels(
@@ -527,48 +786,54 @@ class ContextManager:
 
     def _apply_pair_summary(
         self,
-        session: _Session,
+        session: Session,
         call_message: Message,
         result_message: Message,
         fingerprint: str,
         text: str,
     ) -> bool:
         """Only if exactly the matching call and result are still there, unchanged."""
-        by_seq = {m.seq: m for m in session.messages}
-        current_call = by_seq.get(call_message.seq)
-        current_result = by_seq.get(result_message.seq)
+        view = self._view(session)
+        by_seq = {m.seq: i for i, m in enumerate(view)}
+        call_index = by_seq.get(call_message.seq)
+        result_index = by_seq.get(result_message.seq)
+        current_result = view[result_index] if result_index is not None else None
         if (
-            current_call is None
+            call_index is None
             or current_result is None
-            or not current_call.agent_visible
-            or not current_result.agent_visible
             or _fingerprint(current_result) != fingerprint
-            or current_call.parts != call_message.parts
+            or view[call_index].parts != call_message.parts
         ):
             log.warning(
                 "tool-pair summary for %s in session %s dropped: the history changed meanwhile",
                 result_message.id, session.state.id,
             )  # fmt: skip
             return False
+        assert result_index is not None
         result = current_result.tool_results[0]
-        expected = session.state.version
+        saved = session.save()
         seq = session.state.next_seq
         stand_in = Message(
-            id=f"{current_result.id}~summary", role=Role.TOOL,
+            id=f"~{current_result.id}~summary-{seq}", role=Role.TOOL,
             parts=(ToolResult(result.tool_call_id, text, result.is_error),), kind=Kind.SUMMARY,
             response_id=current_result.response_id, created_at_ms=int(time.time() * 1000),
             user_visible=False, agent_visible=True, seq=seq, position=current_result.position,
             replaces=current_result.id,
         )  # fmt: skip
         stand_in = replace(stand_in, tokens=estimate(stand_in))
-        hidden = current_result.with_visibility(current_result.user_visible, False)
-        new_state = replace(session.state, next_seq=seq + 1, version=expected + 1, usage_tokens=0)
-        if not self._store.apply_change(new_state, expected, [hidden], [stand_in]):
+        call = _Call(False, session.state.version)
+        try:
+            self._rewrite(session, call, [current_result], [stand_in])
+            new_view = list(view)
+            new_view[result_index] = stand_in
+            session.replace_view(new_view)
+            self._commit(session, call, saved.state)
+        except ContextExhausted:
+            session.restore(saved)
             return False
-        session.state = new_state
-        session.replace_message(hidden)
-        session.insert(stand_in)
-        session.view = None
+        except BaseException:
+            session.restore(saved)
+            raise
         return True
 
     def _summarizer(self) -> Summarizer:

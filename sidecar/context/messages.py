@@ -159,11 +159,15 @@ def parts_from_json(text: str) -> tuple[Part, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """What the provider reported for the model call that produced the last assistant
+    message (or `through_message_id`): it covers the messages up to and including it."""
+
     input_tokens: int = 0
     cache_read_tokens: int = 0
     cache_creation_tokens: int = 0
     output_tokens: int = 0
     context_limit: int = 0
+    through_message_id: str = ""
 
     @property
     def total(self) -> int:
@@ -187,7 +191,12 @@ class SessionState:
     context_limit: int = 0
     version: int = 0  # bumped on every change: optimistic concurrency for compaction
     usage_tokens: int = 0  # the last provider-reported total, 0 when unknown or stale
-    usage_seq: int = 0  # the highest seq the reported usage covered
-    calibration: float = 1.0  # provider tokens per estimated token
+    usage_seq: int = 0  # the seq of the message the reported usage covers up to
+    calibration: float = 1.0  # provider tokens per estimated token, when learned
     recoveries: int = 0  # context_exceeded compactions in a row
     next_seq: int = 1
+    calibrated_seq: int = 0  # the last seq when the calibration was learned; 0: never
+    rewrite_seq: int = 0  # the first seq of the last compaction, summary or elision
+    last_active_at: float = 0.0  # Unix time of the last Append or Project (retention)
+    view_tokens: int = 0  # estimates of the agent-visible messages, summed
+    result_tokens: int = 0  # of those, ordinary tool results (background summaries' check)

@@ -23,10 +23,22 @@ class PairingError(ValueError):
 @dataclass(slots=True)
 class PairingTracker:
     """Follows a session's agent-visible messages to accept only appends that keep
-    the pairing valid."""
+    the pairing valid. It holds the calls still waiting for results, and while a
+    batch is checked the call ids it used; that a call id was never used before in
+    the session is the store's to say (its index of call ids)."""
 
     pending: dict[str, str] = field(default_factory=dict)  # call id -> message id
-    seen_calls: set[str] = field(default_factory=set)
+    seen_calls: set[str] = field(default_factory=set)  # of the batch being checked
+
+    def staged(self) -> PairingTracker:
+        return PairingTracker(dict(self.pending))
+
+    def settled(self) -> PairingTracker:
+        """What is kept once the batch is stored."""
+        return PairingTracker(self.pending)
+
+    def _seen(self, call_id: str) -> bool:
+        return call_id in self.seen_calls or call_id in self.pending
 
     def check(self, message: Message) -> None:
         calls, results = message.tool_calls, message.tool_results
@@ -48,7 +60,7 @@ class PairingTracker:
         for call in calls:
             if not call.id:
                 raise PairingError(message.id, "a tool call has no id")
-            if call.id in self.seen_calls or ids.count(call.id) > 1:
+            if self._seen(call.id) or ids.count(call.id) > 1:
                 raise PairingError(message.id, f"tool call id {call.id!r} is used twice")
         for result in results:
             if result.tool_call_id not in self.pending:
@@ -67,10 +79,12 @@ class PairingTracker:
 
 
 def tracker_for(messages: Iterable[Message]) -> PairingTracker:
+    """The calls waiting for results at the end of `messages` (the last group of a
+    view is enough: calls are answered right after they are made)."""
     tracker = PairingTracker()
     for message in messages:
         tracker.apply(message)
-    return tracker
+    return tracker.settled()
 
 
 def pairing_problems(messages: Sequence[Message]) -> list[str]:

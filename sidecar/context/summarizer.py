@@ -4,20 +4,23 @@ deterministic fallback that needs none (and is used whenever the model fails).""
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
-from sidecar.context.messages import Message, Role, Text, ToolCall, ToolResult
+import re2
+
+from sidecar.context.messages import Kind, Message, Role, Text, ToolCall, ToolResult
+from sidecar.context.tokens import text_tokens
 from sidecar.model_client import ChatModelClient, ModelError
 from sidecar.observability.metrics import Metrics
 
 log = logging.getLogger("sidecar.summarizer")
 HEAD_CHARS = 1_200
 TAIL_CHARS = 400
-_PATH = re.compile(r"(?:^|[\s\"'=(])((?:\.{0,2}/|~/)?[\w.-]+(?:/[\w.-]+)+\.[A-Za-z0-9]{1,6})")
+# RE2: tool arguments are untrusted input.
+_PATH = re2.compile(r"(?:^|[\s\"'=(])((?:\.{0,2}/|~/)?[\w.-]+(?:/[\w.-]+)+\.[A-Za-z0-9]{1,6})")
 
 
 class Summarizer(Protocol):
@@ -38,6 +41,19 @@ def elide(text: str, head: int = HEAD_CHARS, tail: int = TAIL_CHARS) -> str:
     )
 
 
+def shorten(summary: str, max_tokens: int) -> str:
+    """A summary within `max_tokens` (by the estimate): its beginning, marked as cut."""
+    if text_tokens(summary) <= max_tokens:
+        return summary
+    keep = max(max_tokens * 4 - 40, 0)
+    while True:
+        text = summary[:keep].rstrip() + "\n[... summary shortened to fit the context window]"
+        over = text_tokens(text) - max_tokens
+        if over <= 0 or keep == 0:
+            return text
+        keep = max(keep - over * 4 - 8, 0)
+
+
 class FallbackSummarizer:
     """Deterministic: a structured digest of a span, head and tail of a tool output."""
 
@@ -48,7 +64,14 @@ class FallbackSummarizer:
         paths: dict[str, None] = {}
         last_text = ""
         names: dict[str, str] = {}
+        earlier: list[str] = []
         for message in messages:
+            if message.kind is Kind.SUMMARY and message.role is not Role.TOOL:
+                # An earlier compaction's summary: carried forward, first.
+                earlier += [p.text.strip()[:2000] for p in message.parts if isinstance(p, Text)]
+                continue
+            if message.kind is Kind.CONTINUATION:
+                continue
             for part in message.parts:
                 if isinstance(part, Text) and message.role is Role.USER:
                     requests.append(part.text.strip().replace("\n", " ")[:200])
@@ -64,6 +87,7 @@ class FallbackSummarizer:
                 elif isinstance(part, ToolResult) and part.is_error:
                     errors[names.get(part.tool_call_id, "?")] += 1
         lines = [f"[Summary of {len(messages)} earlier messages, compacted to fit the context.]"]
+        lines += earlier
         if requests:
             lines.append("Requests from the person:")
             lines += [f"- {r}" for r in requests[-10:]]

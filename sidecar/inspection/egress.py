@@ -134,6 +134,10 @@ class TaintTracker:
     def source(self, session_id: str) -> str | None:
         return self._sources.get(session_id)
 
+    def forget(self, session_id: str) -> bool:
+        """Drop a deleted session's taint; True if it had one."""
+        return self._sources.pop(session_id, None) is not None
+
 
 @dataclass(slots=True)
 class _Outbound:

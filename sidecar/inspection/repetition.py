@@ -42,6 +42,10 @@ class RepetitionTracker:
         self._streaks: OrderedDict[str, _Streak] = OrderedDict()
         self._max_sessions = max_sessions
 
+    def forget(self, session_id: str) -> bool:
+        """Drop a deleted session's streak; True if there was one."""
+        return self._streaks.pop(session_id, None) is not None
+
     def observe(self, session_id: str, call: ToolCall) -> int:
         """Record the call; return how many identical calls in a row it makes."""
         streak = self._streaks.get(session_id)

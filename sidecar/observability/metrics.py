@@ -166,6 +166,18 @@ class Metrics:
             buckets=(1_000, 4_000, 16_000, 32_000, 64_000, 128_000, 200_000, 500_000, 1_000_000),
             registry=r,
         )
+        self.sessions_deleted = Counter(
+            "sidecar_context_sessions_deleted",
+            "Sessions deleted with everything they stored: on request or by retention.",
+            ["reason"],
+            registry=r,
+        )
+        self.context_cache_bytes = Gauge(
+            "sidecar_context_cache_bytes",
+            "Memory held by the session cache and the encoded-view cache (estimated).",
+            ["cache"],
+            registry=r,
+        )
         self.store_seconds = Histogram(
             "sidecar_store_operation_duration_seconds",
             "Time of one session-store operation.",

@@ -318,9 +318,15 @@ class SummarizerPolicy(ModelEndpoint):
     retries: int = Field(default=2, ge=0, le=5)
 
 
+_DURATION_UNITS = {"s": 1, "m": 60, "h": 3_600, "d": 86_400}
+
+
 class ContextPolicy(Strict):
     compaction_threshold: float = Field(
-        default=0.8, gt=0, lt=1, description="Compact when tokens / context limit exceeds this."
+        default=0.8,
+        gt=0,
+        lt=1,
+        description="Compact when tokens reach this share of the context limit (>=).",
     )
     max_recovery_compactions: int = Field(
         default=2,
@@ -349,6 +355,30 @@ class ContextPolicy(Strict):
         KindVisibility,
     ] = Field(default={}, description="Visibility for messages that set no flags, per kind.")
     summarizer: SummarizerPolicy = SummarizerPolicy()
+    tool_result_max_share: float = Field(
+        default=0.25,
+        gt=0,
+        le=1,
+        description="A tool result larger than this share of the context limit is shown to "
+        "the agent elided (head and tail); History keeps it whole.",
+    )
+    retention: str = Field(
+        default="off",
+        pattern=r"^(off|[1-9][0-9]{0,8}[smhd])$",
+        description="Delete sessions idle (no Append or Project) for longer than this, "
+        "e.g. 30d, 12h, 90m; 'off' keeps them.",
+    )
+
+    @field_validator("retention", mode="before")
+    @classmethod
+    def _unquoted_off(cls, value: object) -> object:
+        return "off" if value is False else value  # YAML reads a bare `off` as false
+
+    @property
+    def retention_seconds(self) -> int | None:
+        if self.retention == "off":
+            return None
+        return int(self.retention[:-1]) * _DURATION_UNITS[self.retention[-1]]
 
 
 class PathClass(Strict):

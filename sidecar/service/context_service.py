@@ -1,4 +1,4 @@
-"""sidecar.v1.ContextService: Append, Project, History."""
+"""sidecar.v1.ContextService: Append, Project, History, DeleteSession."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ from collections import OrderedDict
 import grpc
 
 from sidecar.context.manager import (
+    DEFAULT_CACHE_BYTES,
     CompactionResult,
     ContextError,
     ContextExhausted,
     ContextManager,
     NewMessage,
+    SessionNotFound,
 )
 from sidecar.context.messages import (
     Kind,
@@ -25,6 +27,7 @@ from sidecar.context.messages import (
     ToolResult,
     Usage,
 )
+from sidecar.observability.metrics import Metrics
 from sidecar.service.policy_service import MAX_ID_LENGTH
 from sidecar.v1 import sidecar_pb2 as pb
 
@@ -156,6 +159,7 @@ def _usage(request_usage: pb.Usage, present: bool) -> Usage | None:
         request_usage.cache_creation_tokens,
         request_usage.output_tokens,
         request_usage.context_limit,
+        request_usage.through_message_id,
     )
     if min(usage.input_tokens, usage.cache_read_tokens, usage.cache_creation_tokens,
            usage.output_tokens, usage.context_limit) < 0:  # fmt: skip
@@ -186,37 +190,83 @@ def _messages_field(message: Message) -> bytes:
 
 
 class _EncodedViews:
-    """Each session's agent view, already encoded. Messages never change (a change is
-    a new message object), and a view only grows at its end until a compaction
-    replaces it, so each Project encodes only what was appended since the last one."""
+    """Each session's agent view, already encoded, within a byte budget (least recently
+    used sessions go first). Messages never change (a change is a new message object)
+    and a session's view list only grows at its end until it is replaced, so each
+    Project encodes only what was appended since the last one; after a replacement,
+    only what follows the first message that differs."""
 
-    def __init__(self, sessions: int = 1_000) -> None:
-        self._views: OrderedDict[str, tuple[list[Message], int, bytearray, list[int]]] = (
-            OrderedDict()
-        )
-        self._sessions = sessions
+    def __init__(self, max_bytes: int, metrics: Metrics) -> None:
+        self._views: OrderedDict[str, _Encoded] = OrderedDict()
+        self._max_bytes = max_bytes
+        self.bytes = 0
+        metrics.context_cache_bytes.labels(cache="encoded_views").set_function(lambda: self.bytes)
 
     def prefix(self, session_id: str, view: list[Message], length: int) -> bytes:
-        entry = self._views.get(session_id)
-        if entry is None or entry[0] is not view or entry[1] > len(view):
-            entry = (view, 0, bytearray(), [0])
-        source, done, buffer, ends = entry
-        for message in view[done:]:
-            buffer += _messages_field(message)
-            ends.append(len(buffer))
-        self._views[session_id] = (source, len(view), buffer, ends)
-        self._views.move_to_end(session_id)
-        if len(self._views) > self._sessions:
-            self._views.popitem(last=False)
-        return bytes(buffer[: ends[length]])
+        entry = self._views.pop(session_id, None)
+        if entry is None:
+            entry = _Encoded(view, [], bytearray(), [0])
+        else:
+            self.bytes -= entry.size
+            if entry.source is not view:
+                entry.rebase(view)
+        entry.extend(view)
+        self._views[session_id] = entry
+        self.bytes += entry.size
+        while self.bytes > self._max_bytes and len(self._views) > 1:
+            _, oldest = self._views.popitem(last=False)
+            self.bytes -= oldest.size
+        if self.bytes > self._max_bytes:  # one view alone is over budget: keep none
+            self._views.clear()
+            self.bytes = 0
+        return bytes(entry.buffer[: entry.ends[length]])
+
+    def drop(self, session_id: str) -> None:
+        entry = self._views.pop(session_id, None)
+        if entry is not None:
+            self.bytes -= entry.size
+
+
+class _Encoded:
+    def __init__(
+        self, source: list[Message], done: list[Message], buffer: bytearray, ends: list[int]
+    ) -> None:
+        self.source = source  # the session's view list these bytes were made from
+        self.done = done  # the messages encoded, in order (a copy of the view's prefix)
+        self.buffer = buffer
+        self.ends = ends  # ends[i]: where the first i messages end in buffer
+
+    @property
+    def size(self) -> int:
+        return len(self.buffer) + 8 * (len(self.done) + len(self.ends)) + 200
+
+    def rebase(self, view: list[Message]) -> None:
+        """Keep the bytes of the messages the new view starts with."""
+        same = 0
+        limit = min(len(view), len(self.done))
+        while same < limit and view[same] is self.done[same]:
+            same += 1
+        del self.done[same:]
+        del self.ends[same + 1 :]
+        del self.buffer[self.ends[same] :]
+        self.source = view
+
+    def extend(self, view: list[Message]) -> None:
+        for message in view[len(self.done) :]:
+            self.buffer += _messages_field(message)
+            self.ends.append(len(self.buffer))
+            self.done.append(message)
 
 
 class ContextService:
     """Registered with add_context_service (Project answers with encoded bytes)."""
 
-    def __init__(self, manager: ContextManager) -> None:
+    def __init__(
+        self, manager: ContextManager, metrics: Metrics, cache_bytes: int = DEFAULT_CACHE_BYTES
+    ) -> None:
         self._manager = manager
-        self._encoded = _EncodedViews()
+        self._encoded = _EncodedViews(cache_bytes, metrics)
+        manager.on_deleted(self._encoded.drop)
 
     async def Append(
         self, request: pb.AppendRequest, context: grpc.aio.ServicerContext
@@ -231,6 +281,8 @@ class ContextService:
             )
         except ContextError as error:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        except SessionNotFound as error:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(error))
         return pb.AppendResponse(message_count=count)
 
     async def Project(self, request: pb.ProjectRequest, context: grpc.aio.ServicerContext) -> bytes:
@@ -255,19 +307,26 @@ class ContextService:
             )
         except ContextError as error:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        except SessionNotFound as error:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(error))
         except ContextExhausted as error:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(error))
+        tokens = projection.tokens
         rest = pb.ProjectResponse(
             tokens=pb.TokenAccounting(
-                tokens=projection.tokens.tokens,
+                tokens=tokens.tokens,
                 limit=projection.limit,
                 source=(
                     pb.TOKEN_SOURCE_PROVIDER
-                    if projection.tokens.source == "provider"
+                    if tokens.source == "provider"
                     else pb.TOKEN_SOURCE_ESTIMATE
                 ),
+                provider_tokens=tokens.provider,
+                estimated_tokens=tokens.estimated,
+                usage_through_message_id=tokens.through,
             ),
             compaction=_compaction_to_pb(projection.compaction),
+            elided_message_ids=projection.elided,
         )
         # Fields may come in any order on the wire: the cached messages, then the rest.
         head = self._encoded.prefix(request.session_id, projection.view, projection.prefix)
@@ -285,7 +344,21 @@ class ContextService:
             page, token = self._manager.history(request.session_id, request.page_token, size)
         except ContextError as error:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        except SessionNotFound as error:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(error))
         return pb.HistoryResponse(messages=[message_to_pb(m) for m in page], next_page_token=token)
+
+    async def DeleteSession(
+        self, request: pb.DeleteSessionRequest, context: grpc.aio.ServicerContext
+    ) -> pb.DeleteSessionResponse:
+        try:
+            _check_session(request.session_id)
+            deleted = await self._manager.delete(request.session_id)
+        except ContextError as error:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        except SessionNotFound as error:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(error))
+        return pb.DeleteSessionResponse(messages_deleted=deleted)
 
 
 def _compaction_to_pb(result: CompactionResult | None) -> pb.CompactionReport:
@@ -320,6 +393,11 @@ def add_context_service(service: ContextService, server: grpc.aio.Server) -> Non
             service.History,
             request_deserializer=pb.HistoryRequest.FromString,
             response_serializer=pb.HistoryResponse.SerializeToString,
+        ),
+        "DeleteSession": grpc.unary_unary_rpc_method_handler(
+            service.DeleteSession,
+            request_deserializer=pb.DeleteSessionRequest.FromString,
+            response_serializer=pb.DeleteSessionResponse.SerializeToString,
         ),
     }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))

@@ -6,7 +6,7 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -72,6 +72,36 @@ MIGRATIONS: tuple[str, ...] = (
         UNIQUE (session_id, id)
     );
     """,
+    # Context: the calibration's age, the last rewrite of a view, idleness for
+    # retention, the view's token sums, an index that reads a session's agent view
+    # without its history, and one of the call ids a session used (an Append checks
+    # new ones there, without holding the session's history in memory).
+    """
+    ALTER TABLE sessions ADD COLUMN calibrated_seq INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN rewrite_seq INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN last_active_at REAL NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN view_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN result_tokens INTEGER NOT NULL DEFAULT 0;
+    UPDATE sessions SET
+        last_active_at = created_at,
+        view_tokens = (SELECT COALESCE(SUM(tokens), 0) FROM messages
+                       WHERE session_id = sessions.id AND agent_visible = 1),
+        result_tokens = (SELECT COALESCE(SUM(tokens), 0) FROM messages
+                         WHERE session_id = sessions.id AND agent_visible = 1
+                         AND role = 'tool' AND kind = 'ordinary');
+    CREATE INDEX sessions_by_last_active ON sessions (last_active_at);
+    CREATE INDEX messages_agent_view ON messages (session_id, agent_visible, position, seq);
+    CREATE TABLE tool_calls (
+        session_id TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (session_id, call_id)
+    ) WITHOUT ROWID;
+    INSERT OR IGNORE INTO tool_calls (session_id, call_id, seq)
+        SELECT m.session_id, json_extract(j.value, '$.id'), m.seq
+        FROM messages AS m, json_each(m.parts) AS j
+        WHERE json_extract(j.value, '$.t') = 'call';
+    """,
     # What a session's calls created, for later calls: downloaded or decoded files,
     # scripts written, secrets staged in files, git remotes added, registries switched.
     """
@@ -85,6 +115,19 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (session_id, kind, key)
     );
     """,
+)
+
+# Every table that holds rows of a session, and the column naming the session.
+# Deleting a session (DeleteSession, retention) removes its rows from each of them:
+# a new session-keyed table must be added here (a test checks the schema for it).
+SESSION_TABLES: tuple[tuple[str, str], ...] = (
+    ("messages", "session_id"),
+    ("tool_calls", "session_id"),
+    ("standing_answers", "session_id"),
+    ("one_time_answers", "session_id"),
+    ("answer_log", "session_id"),
+    ("session_facts", "session_id"),
+    ("sessions", "id"),
 )
 
 
@@ -116,6 +159,8 @@ class StateStore:
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
         self._db.execute("PRAGMA busy_timeout = 5000")
+        # Deleted rows are overwritten with zeros: a deleted session leaves no text behind.
+        self._db.execute("PRAGMA secure_delete = ON")
         if path != ":memory:":
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
@@ -209,6 +254,28 @@ class StateStore:
         self._cache.move_to_end(key)
         while len(self._cache) > self._cache_entries:
             self._cache.popitem(last=False)
+
+    def delete_sessions(self, session_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        """Remove each session's rows from every table in SESSION_TABLES, in one
+        transaction; rows removed per session and table. Then the write-ahead log is
+        checkpointed and truncated, so no copy of the deleted pages stays in it."""
+        removed: dict[str, dict[str, int]] = {}
+        with self.transaction() as db:
+            for session_id in session_ids:
+                removed[session_id] = {
+                    table: db.execute(
+                        f"DELETE FROM {table} WHERE {column} = ?",  # noqa: S608 (constants)
+                        (session_id,),
+                    ).rowcount
+                    for table, column in SESSION_TABLES
+                }
+        with self._lock:
+            gone = set(session_ids)
+            self._answered_sessions -= gone
+            for key in [k for k in self._cache if k[1] in gone]:
+                del self._cache[key]
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return removed
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

@@ -852,7 +852,13 @@ Global___Message: _TypeAlias = Message  # noqa: Y015
 
 @_typing.final
 class Usage(_message.Message):
-    """Usage is what the provider reported for the last model call."""
+    """Usage is what the provider reported for one model call: the call that produced
+    the last assistant message (or the message named by through_message_id). It
+    covers what the model saw and what it wrote: the agent-visible messages up to
+    and including that assistant message. Messages after it (tool results, a new
+    request) are not covered; the sidecar estimates them and adds them. Without
+    any assistant message, a report covers every message sent so far.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -861,12 +867,18 @@ class Usage(_message.Message):
     CACHE_CREATION_TOKENS_FIELD_NUMBER: _builtins.int
     OUTPUT_TOKENS_FIELD_NUMBER: _builtins.int
     CONTEXT_LIMIT_FIELD_NUMBER: _builtins.int
+    THROUGH_MESSAGE_ID_FIELD_NUMBER: _builtins.int
     input_tokens: _builtins.int
     cache_read_tokens: _builtins.int
     cache_creation_tokens: _builtins.int
     output_tokens: _builtins.int
     context_limit: _builtins.int
     """The model's context window, in tokens."""
+    through_message_id: _builtins.str
+    """Optional: the assistant message this usage belongs to, for runtimes that
+    report late. A report for a message that compaction has since hidden, or
+    older than the last report, is stale: only its context_limit is used.
+    """
     def __init__(
         self,
         *,
@@ -875,10 +887,11 @@ class Usage(_message.Message):
         cache_creation_tokens: _builtins.int = ...,
         output_tokens: _builtins.int = ...,
         context_limit: _builtins.int = ...,
+        through_message_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_creation_tokens", b"cache_creation_tokens", "cache_read_tokens", b"cache_read_tokens", "context_limit", b"context_limit", "input_tokens", b"input_tokens", "output_tokens", b"output_tokens"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_creation_tokens", b"cache_creation_tokens", "cache_read_tokens", b"cache_read_tokens", "context_limit", b"context_limit", "input_tokens", b"input_tokens", "output_tokens", b"output_tokens", "through_message_id", b"through_message_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -999,24 +1012,43 @@ Global___ProjectRequest: _TypeAlias = ProjectRequest  # noqa: Y015
 
 @_typing.final
 class TokenAccounting(_message.Message):
+    """tokens = provider_tokens + estimated_tokens: the cost of the returned view."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     TOKENS_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
     SOURCE_FIELD_NUMBER: _builtins.int
+    PROVIDER_TOKENS_FIELD_NUMBER: _builtins.int
+    ESTIMATED_TOKENS_FIELD_NUMBER: _builtins.int
+    USAGE_THROUGH_MESSAGE_ID_FIELD_NUMBER: _builtins.int
     tokens: _builtins.int
     limit: _builtins.int
     source: Global___TokenSource.ValueType
+    """PROVIDER when a usage report covers part of the view, else ESTIMATE."""
+    provider_tokens: _builtins.int
+    """The provider-reported part: the usage total (input + cache read + cache
+    creation + output) of the report that covers the view's first messages.
+    """
+    estimated_tokens: _builtins.int
+    """The estimated part: messages after the covered one (all of them without a
+    usable report), at ~4 bytes a token, times the session's calibration ratio.
+    """
+    usage_through_message_id: _builtins.str
+    """The last message the provider-reported part covers; empty when none."""
     def __init__(
         self,
         *,
         tokens: _builtins.int = ...,
         limit: _builtins.int = ...,
         source: Global___TokenSource.ValueType = ...,
+        provider_tokens: _builtins.int = ...,
+        estimated_tokens: _builtins.int = ...,
+        usage_through_message_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit", "source", b"source", "tokens", b"tokens"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["estimated_tokens", b"estimated_tokens", "limit", b"limit", "provider_tokens", b"provider_tokens", "source", b"source", "tokens", b"tokens", "usage_through_message_id", b"usage_through_message_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1067,6 +1099,7 @@ class ProjectResponse(_message.Message):
     MESSAGES_FIELD_NUMBER: _builtins.int
     TOKENS_FIELD_NUMBER: _builtins.int
     COMPACTION_FIELD_NUMBER: _builtins.int
+    ELIDED_MESSAGE_IDS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def messages(self) -> _containers.RepeatedCompositeFieldContainer[Global___Message]:
         """Agent-visible messages, in order, ready to send to the model."""
@@ -1075,16 +1108,23 @@ class ProjectResponse(_message.Message):
     def tokens(self) -> Global___TokenAccounting: ...
     @_builtins.property
     def compaction(self) -> Global___CompactionReport: ...
+    @_builtins.property
+    def elided_message_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Tool-result messages shown elided (head and tail) for the first time in this
+        view, because they were too large; their full text stays in History.
+        """
+
     def __init__(
         self,
         *,
         messages: _abc.Iterable[Global___Message] | None = ...,
         tokens: Global___TokenAccounting | None = ...,
         compaction: Global___CompactionReport | None = ...,
+        elided_message_ids: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["compaction", b"compaction", "tokens", b"tokens"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["compaction", b"compaction", "messages", b"messages", "tokens", b"tokens"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["compaction", b"compaction", "elided_message_ids", b"elided_message_ids", "messages", b"messages", "tokens", b"tokens"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1140,3 +1180,42 @@ class HistoryResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___HistoryResponse: _TypeAlias = HistoryResponse  # noqa: Y015
+
+@_typing.final
+class DeleteSessionRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["session_id", b"session_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteSessionRequest: _TypeAlias = DeleteSessionRequest  # noqa: Y015
+
+@_typing.final
+class DeleteSessionResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGES_DELETED_FIELD_NUMBER: _builtins.int
+    messages_deleted: _builtins.int
+    """Messages removed (every message the session stored, summaries included)."""
+    def __init__(
+        self,
+        *,
+        messages_deleted: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages_deleted", b"messages_deleted"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteSessionResponse: _TypeAlias = DeleteSessionResponse  # noqa: Y015

@@ -192,6 +192,8 @@ class PolicyService:
 class ContextServiceStub:
     """ContextService keeps each session's full history (the persisted truth) and
     returns the view the model should see, compacted to fit its context window.
+    A call that fails stores nothing. An unknown session is NOT_FOUND (Append and
+    Project with messages create one).
     """
 
     def __init__(self, channel):
@@ -215,11 +217,18 @@ class ContextServiceStub:
                 request_serializer=sidecar_dot_v1_dot_sidecar__pb2.HistoryRequest.SerializeToString,
                 response_deserializer=sidecar_dot_v1_dot_sidecar__pb2.HistoryResponse.FromString,
                 _registered_method=True)
+        self.DeleteSession = channel.unary_unary(
+                '/sidecar.v1.ContextService/DeleteSession',
+                request_serializer=sidecar_dot_v1_dot_sidecar__pb2.DeleteSessionRequest.SerializeToString,
+                response_deserializer=sidecar_dot_v1_dot_sidecar__pb2.DeleteSessionResponse.FromString,
+                _registered_method=True)
 
 
 class ContextServiceServicer:
     """ContextService keeps each session's full history (the persisted truth) and
     returns the view the model should see, compacted to fit its context window.
+    A call that fails stores nothing. An unknown session is NOT_FOUND (Append and
+    Project with messages create one).
     """
 
     def Append(self, request, context):
@@ -230,7 +239,9 @@ class ContextServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Project(self, request, context):
-        """Project returns the agent-visible messages, compacting when needed.
+        """Project returns the agent-visible messages, compacting when the tokens reach
+        compaction_threshold x limit. The view never exceeds the limit: when nothing
+        can make it fit, FAILED_PRECONDITION says what is too large.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -238,6 +249,14 @@ class ContextServiceServicer:
 
     def History(self, request, context):
         """History returns the user-visible messages, a page at a time.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteSession(self, request, context):
+        """DeleteSession removes a session: its messages, summaries, answers to approval
+        prompts and per-session counters. NOT_FOUND for an unknown session.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -261,6 +280,11 @@ def add_ContextServiceServicer_to_server(servicer, server):
                     request_deserializer=sidecar_dot_v1_dot_sidecar__pb2.HistoryRequest.FromString,
                     response_serializer=sidecar_dot_v1_dot_sidecar__pb2.HistoryResponse.SerializeToString,
             ),
+            'DeleteSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteSession,
+                    request_deserializer=sidecar_dot_v1_dot_sidecar__pb2.DeleteSessionRequest.FromString,
+                    response_serializer=sidecar_dot_v1_dot_sidecar__pb2.DeleteSessionResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'sidecar.v1.ContextService', rpc_method_handlers)
@@ -272,6 +296,8 @@ def add_ContextServiceServicer_to_server(servicer, server):
 class ContextService:
     """ContextService keeps each session's full history (the persisted truth) and
     returns the view the model should see, compacted to fit its context window.
+    A call that fails stores nothing. An unknown session is NOT_FOUND (Append and
+    Project with messages create one).
     """
 
     @staticmethod
@@ -345,6 +371,33 @@ class ContextService:
             '/sidecar.v1.ContextService/History',
             sidecar_dot_v1_dot_sidecar__pb2.HistoryRequest.SerializeToString,
             sidecar_dot_v1_dot_sidecar__pb2.HistoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sidecar.v1.ContextService/DeleteSession',
+            sidecar_dot_v1_dot_sidecar__pb2.DeleteSessionRequest.SerializeToString,
+            sidecar_dot_v1_dot_sidecar__pb2.DeleteSessionResponse.FromString,
             options,
             channel_credentials,
             insecure,

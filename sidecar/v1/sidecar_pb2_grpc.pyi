@@ -89,6 +89,8 @@ def add_PolicyServiceServicer_to_server(servicer: PolicyServiceServicer, server:
 class ContextServiceStub:
     """ContextService keeps each session's full history (the persisted truth) and
     returns the view the model should see, compacted to fit its context window.
+    A call that fails stores nothing. An unknown session is NOT_FOUND (Append and
+    Project with messages create one).
     """
 
     @_typing.overload
@@ -98,27 +100,45 @@ class ContextServiceStub:
     Append: _grpc.UnaryUnaryMultiCallable[_sidecar_pb2.AppendRequest, _sidecar_pb2.AppendResponse]
     """Append stores messages (and the usage of the last model call)."""
     Project: _grpc.UnaryUnaryMultiCallable[_sidecar_pb2.ProjectRequest, _sidecar_pb2.ProjectResponse]
-    """Project returns the agent-visible messages, compacting when needed."""
+    """Project returns the agent-visible messages, compacting when the tokens reach
+    compaction_threshold x limit. The view never exceeds the limit: when nothing
+    can make it fit, FAILED_PRECONDITION says what is too large.
+    """
     History: _grpc.UnaryUnaryMultiCallable[_sidecar_pb2.HistoryRequest, _sidecar_pb2.HistoryResponse]
     """History returns the user-visible messages, a page at a time."""
+    DeleteSession: _grpc.UnaryUnaryMultiCallable[_sidecar_pb2.DeleteSessionRequest, _sidecar_pb2.DeleteSessionResponse]
+    """DeleteSession removes a session: its messages, summaries, answers to approval
+    prompts and per-session counters. NOT_FOUND for an unknown session.
+    """
 
 @_typing.type_check_only
 class ContextServiceAsyncStub(ContextServiceStub):
     """ContextService keeps each session's full history (the persisted truth) and
     returns the view the model should see, compacted to fit its context window.
+    A call that fails stores nothing. An unknown session is NOT_FOUND (Append and
+    Project with messages create one).
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     Append: _aio.UnaryUnaryMultiCallable[_sidecar_pb2.AppendRequest, _sidecar_pb2.AppendResponse]  # type: ignore[assignment]
     """Append stores messages (and the usage of the last model call)."""
     Project: _aio.UnaryUnaryMultiCallable[_sidecar_pb2.ProjectRequest, _sidecar_pb2.ProjectResponse]  # type: ignore[assignment]
-    """Project returns the agent-visible messages, compacting when needed."""
+    """Project returns the agent-visible messages, compacting when the tokens reach
+    compaction_threshold x limit. The view never exceeds the limit: when nothing
+    can make it fit, FAILED_PRECONDITION says what is too large.
+    """
     History: _aio.UnaryUnaryMultiCallable[_sidecar_pb2.HistoryRequest, _sidecar_pb2.HistoryResponse]  # type: ignore[assignment]
     """History returns the user-visible messages, a page at a time."""
+    DeleteSession: _aio.UnaryUnaryMultiCallable[_sidecar_pb2.DeleteSessionRequest, _sidecar_pb2.DeleteSessionResponse]  # type: ignore[assignment]
+    """DeleteSession removes a session: its messages, summaries, answers to approval
+    prompts and per-session counters. NOT_FOUND for an unknown session.
+    """
 
 class ContextServiceServicer(metaclass=_abc_1.ABCMeta):
     """ContextService keeps each session's full history (the persisted truth) and
     returns the view the model should see, compacted to fit its context window.
+    A call that fails stores nothing. An unknown session is NOT_FOUND (Append and
+    Project with messages create one).
     """
 
     @_abc_1.abstractmethod
@@ -135,7 +155,10 @@ class ContextServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _sidecar_pb2.ProjectRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_sidecar_pb2.ProjectResponse, _abc.Awaitable[_sidecar_pb2.ProjectResponse]]:
-        """Project returns the agent-visible messages, compacting when needed."""
+        """Project returns the agent-visible messages, compacting when the tokens reach
+        compaction_threshold x limit. The view never exceeds the limit: when nothing
+        can make it fit, FAILED_PRECONDITION says what is too large.
+        """
 
     @_abc_1.abstractmethod
     def History(
@@ -144,5 +167,15 @@ class ContextServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_sidecar_pb2.HistoryResponse, _abc.Awaitable[_sidecar_pb2.HistoryResponse]]:
         """History returns the user-visible messages, a page at a time."""
+
+    @_abc_1.abstractmethod
+    def DeleteSession(
+        self,
+        request: _sidecar_pb2.DeleteSessionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_sidecar_pb2.DeleteSessionResponse, _abc.Awaitable[_sidecar_pb2.DeleteSessionResponse]]:
+        """DeleteSession removes a session: its messages, summaries, answers to approval
+        prompts and per-session counters. NOT_FOUND for an unknown session.
+        """
 
 def add_ContextServiceServicer_to_server(servicer: ContextServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
