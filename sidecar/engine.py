@@ -206,6 +206,11 @@ class PolicyEngine:
         self._id_prefix = os.urandom(8).hex()
         self._id_counter = itertools.count()
 
+    def facts_of(self, session_id: str) -> bool:
+        """Whether the session has data-flow facts recorded (for tests and status)."""
+        facts = self._parts.facts
+        return facts is not None and facts.has_any(session_id)
+
     @property
     def ready(self) -> bool:
         return self._active is not None

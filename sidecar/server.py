@@ -83,13 +83,14 @@ class Sidecar:
         settings = self.settings
         self._store = StateStore(settings.state)
         secrets = SecretScanner()
+        facts = SessionFacts(self._store)
         parts = EngineParts(
             self.metrics,
             self._store,
             secrets,
             RepetitionTracker(),
             own_paths=_own_paths(settings),
-            facts=SessionFacts(self._store),
+            facts=facts,
         )
         self._decision_log = DecisionLog(settings.decision_log, secrets)
         self.engine = PolicyEngine(parts, self._decision_log)
@@ -116,7 +117,7 @@ class Sidecar:
             lambda: engine.active.policy.context,
             self.metrics,
             cache_bytes=settings.context_cache_mib * 1024 * 1024,
-            forget=(parts.repetition.forget, parts.taint.forget),
+            forget=(parts.repetition.forget, parts.taint.forget, facts.forget),
         )
         self._health = health.aio.HealthServicer()
         await self._set_health(NOT_SERVING, *ALL_SERVICES)

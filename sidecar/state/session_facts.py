@@ -78,8 +78,10 @@ class SessionFacts:
             ).fetchone()
         return Fact(*row) if row else None
 
-    def forget(self, session_id: str) -> None:
-        with self._store.transaction() as db:
-            db.execute("DELETE FROM session_facts WHERE session_id = ?", (session_id,))
+    def forget(self, session_id: str) -> bool:
+        """Drop a deleted session from memory (DeleteSession removed its rows); True if it
+        had facts."""
         with self._lock:
+            had = session_id in self._sessions
             self._sessions.discard(session_id)
+        return had
