@@ -66,6 +66,13 @@ class CompiledEffect:
     origin: Origin | None  # None: "input", resolved from what feeds the command
     data: Selector | None
     mode: Selector | None
+    match: re2._Regexp | None = None
+    not_match: re2._Regexp | None = None
+
+    def applies_to(self, word: str) -> bool:
+        if self.match is not None and self.match.search(word) is None:
+            return False
+        return self.not_match is None or self.not_match.search(word) is None
 
 
 @dataclass(slots=True)
@@ -82,6 +89,8 @@ class CompiledProgram:
     read_only: bool
     read_only_unless: frozenset[str]
     unknown_subcommand: str
+    text_flags: tuple[tuple[str, re2._Regexp], ...] = ()
+    runs_command: bool = False
     subcommands: dict[str, CompiledProgram] = field(default_factory=dict)
     subcommand_globs: list[tuple[re2._Regexp, CompiledProgram]] = field(default_factory=list)
 
@@ -100,6 +109,11 @@ class ParsedCommand(NamedTuple):
     options: Mapping[str, tuple[str, ...]]  # spelling -> values ("" for a bare flag)
     named: frozenset[str]  # named flags given
     unknown_subcommand: bool = False
+    # A program that runs another (`npx prisma migrate reset`): the words of the command it
+    # runs; after Catalogue.parse, the parse is the inner command's and `outer` the runner's.
+    runs: tuple[str, ...] = ()
+    outer: ParsedCommand | None = None
+    words: tuple[str, ...] = ()  # the inner command's program and arguments
 
 
 def _compile(
@@ -107,12 +121,14 @@ def _compile(
     spec: ProgramSpec,
     inherited_values: frozenset[str] = frozenset(),
     inherited_flags: Mapping[str, str] | None = None,
+    inherited_text: Mapping[str, str] | None = None,
 ) -> CompiledProgram:
     values = inherited_values | frozenset(spec.value_options)
     flag_names = dict(inherited_flags or {})
     for flag, spellings in spec.flags.items():
         for spelling in spellings:
             flag_names[spelling] = flag
+    text_flags = {**(inherited_text or {}), **spec.text_flags}
     program = CompiledProgram(
         name=name,
         value_options=values,
@@ -126,10 +142,12 @@ def _compile(
         read_only=spec.read_only,
         read_only_unless=frozenset(spec.read_only_unless),
         unknown_subcommand=spec.unknown_subcommand,
+        text_flags=tuple((flag, re2.compile(pattern)) for flag, pattern in text_flags.items()),
+        runs_command=spec.runs_command,
     )
     for names, sub in spec.subcommands.items():
         for sub_name in names.split("|"):
-            compiled = _compile(f"{name} {sub_name}", sub, values, flag_names)
+            compiled = _compile(f"{name} {sub_name}", sub, values, flag_names, text_flags)
             if "*" in sub_name:
                 program.subcommand_globs.append((re2.compile(glob_to_re2(sub_name)), compiled))
             else:
@@ -148,6 +166,8 @@ def _compile_effect(spec: EffectSpec) -> CompiledEffect:
         origin=None if spec.origin == "input" else _ORIGINS[spec.origin],
         data=compile_selector(spec.data) if spec.data else None,
         mode=compile_selector(spec.mode) if spec.mode else None,
+        match=re2.compile(spec.match) if spec.match is not None else None,
+        not_match=re2.compile(spec.not_match) if spec.not_match is not None else None,
     )
 
 
@@ -172,11 +192,27 @@ class Catalogue:
             found = self._programs.get("python3")  # python3.12, python3.11, ...
         return found
 
-    def parse(self, program: str, args: tuple[str, ...]) -> ParsedCommand | None:
+    def parse(self, program: str, args: tuple[str, ...], depth: int = 0) -> ParsedCommand | None:
         spec = self.lookup(program)
         if spec is None:
             return None
-        return read_arguments(spec, args)
+        parsed = read_arguments(spec, args)
+        if parsed.spec.text_flags:
+            line = " ".join((program, *args))
+            given = frozenset(f for f, pattern in parsed.spec.text_flags if pattern.search(line))
+            if given:
+                parsed = parsed._replace(named=parsed.named | given)
+        if parsed.runs and depth < _MAX_RUNS_DEPTH:
+            inner_program = _basename(parsed.runs[0])
+            inner = self.parse(inner_program, parsed.runs[1:], depth + 1)
+            if inner is not None:
+                # The inner command's reading decides what the line does; the runner's own
+                # effects (npx installs what it runs) are kept beside it.
+                return inner._replace(outer=parsed, words=(inner_program, *parsed.runs[1:]))
+        return parsed
+
+
+_MAX_RUNS_DEPTH = 4  # npx env-cmd prisma ...: runners within runners, bounded
 
 
 def read_arguments(spec: CompiledProgram, args: tuple[str, ...]) -> ParsedCommand:
@@ -199,6 +235,15 @@ def read_arguments(spec: CompiledProgram, args: tuple[str, ...]) -> ParsedComman
                     spec = sub
                     continue
                 unknown = spec.unknown_subcommand == "unresolved"
+            if not operands and spec.runs_command and word != "-":
+                # Everything from here is the command it runs, with that command's options.
+                operands.extend(args[index - 1 :])
+                runs = tuple(args[index - 1 :])
+                named = frozenset(spec.flag_names[o] for o in options if o in spec.flag_names)
+                return ParsedCommand(
+                    spec, tuple(operands), {k: tuple(v) for k, v in options.items()}, named,
+                    unknown, runs,
+                )  # fmt: skip
             operands.append(word)
             continue
         if word == "--":
@@ -298,8 +343,11 @@ def effects_of(
     input_origin: Origin,
     input_text: str = "",
 ) -> list[Effect]:
-    """The catalogue's effects for a parsed command."""
+    """The catalogue's effects for a parsed command (and for the program that runs it)."""
     found: list[Effect] = []
+    if parsed.outer is not None:
+        found.extend(effects_of(parsed.outer, program, args, input_origin, input_text))
+        program, args = parsed.words[0], parsed.words[1:]
     named = parsed.named
     for spec in parsed.spec.effects:
         if spec.when and spec.when.isdisjoint(named):
@@ -320,6 +368,8 @@ def effects_of(
         targets = select(spec.target, parsed, program, args)
         if spec.target.kind == "stdin":
             targets = [input_text if spec.kind == "text" and input_text else "-"]
+        if spec.match is not None or spec.not_match is not None:
+            targets = [t for t in targets if spec.applies_to(t)]
         for target in targets:
             found.append(
                 Effect(

@@ -7,9 +7,10 @@ like the rest of the policy (later files add programs or extend a spec). See
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+import re2
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 ActionName = Literal[
     "read", "write", "delete", "move", "chmod", "chown", "execute", "send", "fetch", "connect",
@@ -36,6 +37,17 @@ SELECTOR_HELP = (
     "command | stdin, optionally prefixed by basename:, local: or remote:"
 )
 SELECTOR_PREFIXES = ("basename:", "local:", "remote:")
+
+
+def _compiles_in_re2(pattern: str) -> str:
+    try:
+        re2.compile(pattern)
+    except re2.error as error:
+        raise ValueError(f"not a valid RE2 pattern: {error}") from None
+    return pattern
+
+
+Re2Text = Annotated[str, AfterValidator(_compiles_in_re2)]
 
 
 class _Strict(BaseModel):
@@ -84,6 +96,14 @@ class EffectSpec(_Strict):
         description="chmod: the selector of the mode (`operand[0]`, `option:-m`); the effect "
         "then carries `loosen` (group/world writable), `setuid` or `exec` as the mode gives.",
     )
+    match: Re2Text | None = Field(
+        default=None,
+        description="RE2: only the selected words that match (a SQL statement that drops, a "
+        "refspec that deletes); searched in the word as written.",
+    )
+    not_match: Re2Text | None = Field(
+        default=None, description="RE2: only the selected words that do not match."
+    )
 
     @field_validator("target")
     @classmethod
@@ -113,6 +133,17 @@ class ProgramSpec(_Strict):
     )
     flags: dict[str, tuple[str, ...]] = Field(
         default={}, description="Named flags and their spellings, e.g. recursive: [-r, -R]."
+    )
+    text_flags: dict[str, Re2Text] = Field(
+        default={},
+        description="Named flags given when the command line (the program and its words, "
+        "joined by spaces) matches an RE2 pattern, e.g. production: '(?i)\\bprod\\b'. "
+        "Subcommands inherit them.",
+    )
+    runs_command: bool = Field(
+        default=False,
+        description="The first operand that is not a subcommand names a program, run with the "
+        "words after it (npx, bundle exec, poetry run): those words are read as that program's.",
     )
     effects: tuple[EffectSpec, ...] = ()
     subcommands: dict[str, ProgramSpec] = Field(

@@ -1,0 +1,169 @@
+"""The program catalogue's reading of commands: text flags, word filters, programs that run
+programs (sidecar/effects/catalogue.py), and effect rules merged across policy files."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from sidecar.effects.catalogue import Catalogue, effects_of
+from sidecar.effects.model import Action, Effect, Origin
+from sidecar.policy.loader import load_documents
+from sidecar.policy.programs import ProgramSpec
+
+
+def catalogue(**programs: dict[str, Any]) -> Catalogue:
+    return Catalogue({name: ProgramSpec.model_validate(spec) for name, spec in programs.items()})
+
+
+def effects(cat: Catalogue, line: str, input_text: str = "") -> list[Effect]:
+    program, *args = line.split()
+    parsed = cat.parse(program, tuple(args))
+    assert parsed is not None, line
+    return effects_of(parsed, program, tuple(args), Origin.NONE, input_text)
+
+
+DB = {
+    "text_flags": {"production": r"(?i)(^|[^a-z0-9])prod([^a-z0-9]|$)"},
+    "value_options": ["-h", "-c"],
+    "effects": [
+        {
+            "action": "destroy",
+            "target": "option:-c",
+            "kind": "text",
+            "match": r"(?i)\bdrop\b",
+            "flags": ["database"],
+        },
+        {"action": "destroy", "target": "stdin", "kind": "text", "match": r"(?i)\bdrop\b"},
+    ],
+    "subcommands": {"admin": {"effects": [{"action": "destroy", "target": "command"}]}},
+}
+
+
+def test_text_flags_are_named_flags_when_the_command_line_matches() -> None:
+    cat = catalogue(db=DB)
+    found = effects(cat, "db -h db.prod.internal -c DROP")
+    assert [e.action for e in found] == [Action.DESTROY]
+    assert {"production", "database"} <= found[0].flags
+    assert "production" not in effects(cat, "db -h production-like -c DROP")[0].flags
+    assert "production" not in effects(cat, "db -h localhost -c DROP")[0].flags
+    # Subcommands inherit the program's text flags.
+    assert "production" in effects(cat, "db admin prod")[0].flags
+
+
+def test_text_flags_can_switch_effects_on_and_off() -> None:
+    cat = catalogue(
+        tool={
+            "text_flags": {"known": r"^tool install (good\.example)/"},
+            "effects": [{"action": "install", "target": "operands", "kind": "package"}],
+            "subcommands": {
+                "install": {
+                    "effects": [
+                        {
+                            "action": "install",
+                            "target": "operands",
+                            "kind": "package",
+                            "unless": ["known"],
+                            "flags": ["unknown_source"],
+                        }
+                    ]
+                }
+            },
+        }
+    )
+    assert effects(cat, "tool install good.example/x") == []
+    [found] = effects(cat, "tool install bad.example/x")
+    assert found.target == "bad.example/x" and found.has("unknown_source")
+
+
+def test_match_keeps_only_the_words_that_match() -> None:
+    cat = catalogue(db=DB)
+    assert effects(cat, "db -c SELECT") == []
+    [found] = effects(cat, "db -c DROP")
+    assert found.target == "DROP"
+    # Text fed on standard input is a word like any other.
+    assert [e.target for e in effects(cat, "db", input_text="drop table x")] == ["drop table x"]
+    assert effects(cat, "db", input_text="select 1") == []
+    assert effects(cat, "db") == []  # unknown input: nothing to match
+
+
+def test_not_match_drops_the_words_that_match() -> None:
+    cat = catalogue(
+        push={
+            "effects": [
+                {"action": "destroy", "target": "operands[1:]", "kind": "resource",
+                 "not_match": "^[a-z]"}
+            ]
+        }
+    )  # fmt: skip
+    assert [e.target for e in effects(cat, "push origin main +dev :old")] == ["+dev", ":old"]
+
+
+RUNNER = {
+    "value_options": ["-p"],
+    "runs_command": True,
+    "effects": [{"action": "install", "target": "operand[0]", "kind": "package"}],
+}
+PRISMA = {
+    "subcommands": {
+        "migrate": {
+            "subcommands": {
+                "reset": {
+                    "effects": [{"action": "destroy", "target": "command", "kind": "resource"}]
+                },
+                "status": {"read_only": True},
+            }
+        }
+    }
+}
+
+
+def test_a_runner_reads_the_command_it_runs_as_that_programs() -> None:
+    cat = catalogue(npx=RUNNER, prisma=PRISMA)
+    found = effects(cat, "npx -p prisma prisma migrate reset --force")
+    assert [(e.action, e.target) for e in found] == [
+        (Action.INSTALL, "prisma"),
+        (Action.DESTROY, "prisma migrate reset --force"),
+    ]
+    parsed = cat.parse("npx", ("./node_modules/.bin/prisma", "migrate", "status"))
+    assert parsed is not None and parsed.spec.read_only and parsed.outer is not None
+    assert parsed.spec.name == "prisma migrate status"
+
+
+def test_a_runner_of_an_unknown_program_keeps_its_own_effects() -> None:
+    cat = catalogue(npx=RUNNER, prisma=PRISMA)
+    parsed = cat.parse("npx", ("cowsay", "hi"))
+    assert parsed is not None and parsed.outer is None
+    assert [(e.action, e.target) for e in effects(cat, "npx cowsay hi")] == [
+        (Action.INSTALL, "cowsay")
+    ]
+
+
+def test_runners_within_runners_are_bounded() -> None:
+    cat = catalogue(npx=RUNNER)
+    words = ("npx",) * 50 + ("x",)
+    parsed = cat.parse("npx", words)
+    depth = 0
+    while parsed is not None and parsed.outer is not None:
+        parsed, depth = parsed.outer, depth + 1
+    assert depth <= 4
+
+
+def test_match_patterns_must_be_re2() -> None:
+    with pytest.raises(ValidationError, match="RE2"):
+        ProgramSpec.model_validate({"effects": [{"action": "delete", "match": "(?=x)"}]})
+    with pytest.raises(ValidationError, match="RE2"):
+        ProgramSpec.model_validate({"text_flags": {"x": "(?<=a)b"}})
+
+
+def test_effect_rules_from_several_files_add_up() -> None:
+    rule = (
+        "effect_rules:\n  - id: {id}\n    category: c\n    risk: high\n    message: m\n"
+        "    action: [delete]\n"
+    )
+    loaded = load_documents(
+        [("a.yaml", rule.format(id="a.one")), ("b.yaml", rule.format(id="b.two"))]
+    )
+    assert [r.id for r in loaded.policy.effect_rules] == ["a.one", "b.two"]
