@@ -167,3 +167,62 @@ def test_effect_rules_from_several_files_add_up() -> None:
         [("a.yaml", rule.format(id="a.one")), ("b.yaml", rule.format(id="b.two"))]
     )
     assert [r.id for r in loaded.policy.effect_rules] == ["a.one", "b.two"]
+
+
+def test_when_all_needs_every_flag() -> None:
+    cat = catalogue(
+        kube={
+            "flags": {"from_file": ["-f"], "dev": ["--dev"]},
+            "value_options": ["-f"],
+            "effects": [
+                {"action": "destroy", "target": "command", "kind": "resource"},
+                {
+                    "action": "destroy",
+                    "target": "command",
+                    "kind": "resource",
+                    "flags": ["everyday"],
+                    "when_all": ["from_file", "dev"],
+                },
+            ],
+        }
+    )
+    assert [e.has("everyday") for e in effects(cat, "kube -f x.yaml")] == [False]
+    assert [e.has("everyday") for e in effects(cat, "kube --dev")] == [False]
+    assert [e.has("everyday") for e in effects(cat, "kube -f x.yaml --dev")] == [False, True]
+
+
+def test_content_selector_gives_the_text_written() -> None:
+    cat = catalogue(
+        pkg={
+            "effects": [
+                {
+                    "action": "write",
+                    "target": "literal:package.json",
+                    "content": "operands",
+                }
+            ]
+        }
+    )
+    [found] = effects(cat, "pkg scripts.postinstall=run-me")
+    assert found.target == "package.json" and found.content == "scripts.postinstall=run-me"
+
+
+def test_a_single_dash_word_that_is_a_named_option_is_that_option() -> None:
+    """`find / -delete` and `terraform apply -destroy` name whole options, not letters."""
+    cat = catalogue(
+        find={
+            "value_options": ["-name"],
+            "flags": {"delete": ["-delete"]},
+            "effects": [
+                {"action": "read", "target": "operand[0]"},
+                {"action": "delete", "target": "operand[0]", "when": ["delete"]},
+            ],
+        },
+        rm={"flags": {"recursive": ["-r"], "force": ["-f"]}, "effects": [{"action": "delete"}]},
+    )
+    assert [e.action for e in effects(cat, "find /etc -name x -delete")] == [
+        Action.READ,
+        Action.DELETE,
+    ]
+    # Clusters of short options still split: -rf is -r and -f.
+    assert effects(cat, "rm -rf x")[0].flags >= {"recursive", "force"}

@@ -62,10 +62,12 @@ class CompiledEffect:
     kind: str
     when: frozenset[str]
     unless: frozenset[str]
+    when_all: frozenset[str]
     flags: frozenset[str]
     origin: Origin | None  # None: "input", resolved from what feeds the command
     data: Selector | None
     mode: Selector | None
+    content: Selector | None = None
     match: re2._Regexp | None = None
     not_match: re2._Regexp | None = None
 
@@ -162,10 +164,12 @@ def _compile_effect(spec: EffectSpec) -> CompiledEffect:
         kind=spec.kind,
         when=frozenset(spec.when),
         unless=frozenset(spec.unless),
+        when_all=frozenset(spec.when_all),
         flags=frozenset(spec.flags),
         origin=None if spec.origin == "input" else _ORIGINS[spec.origin],
         data=compile_selector(spec.data) if spec.data else None,
         mode=compile_selector(spec.mode) if spec.mode else None,
+        content=compile_selector(spec.content) if spec.content else None,
         match=re2.compile(spec.match) if spec.match is not None else None,
         not_match=re2.compile(spec.not_match) if spec.not_match is not None else None,
     )
@@ -258,6 +262,8 @@ def read_arguments(spec: CompiledProgram, args: tuple[str, ...]) -> ParsedComman
                 index += 1
             else:
                 options.setdefault(word, []).append("")
+        elif word in spec.flag_names:
+            options.setdefault(word, []).append("")  # -delete, -destroy: one option, not letters
         else:
             index = _short_cluster(spec, word, args, index, options)
     named = frozenset(spec.flag_names[o] for o in options if o in spec.flag_names)
@@ -354,6 +360,8 @@ def effects_of(
             continue
         if spec.unless and not spec.unless.isdisjoint(named):
             continue
+        if spec.when_all and not spec.when_all <= named:
+            continue
         origin = input_origin if spec.origin is None else spec.origin
         data: tuple[str, ...] = ()
         if spec.data is not None:
@@ -365,6 +373,12 @@ def effects_of(
         flags = spec.flags | named
         if spec.mode is not None:
             flags = flags | mode_flags(select(spec.mode, parsed, program, args))
+        content = ""
+        if spec.content is not None:
+            if spec.content.kind == "stdin":
+                content = input_text
+            else:
+                content = " ".join(select(spec.content, parsed, program, args))
         targets = select(spec.target, parsed, program, args)
         if spec.target.kind == "stdin":
             targets = [input_text if spec.kind == "text" and input_text else "-"]
@@ -379,6 +393,7 @@ def effects_of(
                     data,
                     flags | _unresolved(target),
                     parsed.spec.name,
+                    content,
                 )
             )
     return found

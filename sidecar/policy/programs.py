@@ -82,6 +82,9 @@ class EffectSpec(_Strict):
     unless: tuple[str, ...] = Field(
         default=(), description="Not when one of these named flags is given."
     )
+    when_all: tuple[str, ...] = Field(
+        default=(), description="Only when every one of these named flags is given."
+    )
     flags: tuple[str, ...] = Field(default=(), description="Flags the effect always carries.")
     origin: OriginName = Field(
         default="none",
@@ -95,6 +98,11 @@ class EffectSpec(_Strict):
         default=None,
         description="chmod: the selector of the mode (`operand[0]`, `option:-m`); the effect "
         "then carries `loosen` (group/world writable), `setuid` or `exec` as the mode gives.",
+    )
+    content: str | None = Field(
+        default=None,
+        description="write/persist: the selector of the text written (`npm pkg set "
+        "scripts.postinstall=...`), judged like content written by a redirect.",
     )
     match: Re2Text | None = Field(
         default=None,
@@ -110,7 +118,7 @@ class EffectSpec(_Strict):
     def _target(cls, value: str) -> str:
         return _valid_selector(value)
 
-    @field_validator("data", "mode")
+    @field_validator("data", "mode", "content")
     @classmethod
     def _data(cls, value: str | None) -> str | None:
         return None if value is None else _valid_selector(value)
