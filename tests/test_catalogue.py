@@ -226,3 +226,41 @@ def test_a_single_dash_word_that_is_a_named_option_is_that_option() -> None:
     ]
     # Clusters of short options still split: -rf is -r and -f.
     assert effects(cat, "rm -rf x")[0].flags >= {"recursive", "force"}
+
+
+@pytest.mark.parametrize(
+    ("words", "printed"),
+    [
+        (("%s\\n", "rm -rf /"), "rm -rf /\n"),
+        (("%s\\n", "a", "b"), "a\nb\n"),  # the format is reused until the arguments run out
+        (("#!/bin/sh\\n%s\\n%s\\n", "set -e", "make"), "#!/bin/sh\nset -e\nmake\n"),
+        (("%b", "a\\tb\\n"), "a\tb\n"),
+        (("100%% %d items\\n", "3"), "100% 3 items\n"),
+        (("%-10s|", "x"), "x         |"),
+        (("plain",), "plain"),
+        (("%s",), ""),
+        (("\\x41\\101\\0101",), "AA\x081"),
+    ],
+)
+def test_printf_prints_what_the_shell_would(words: tuple[str, ...], printed: str) -> None:
+    from sidecar.effects.catalogue import printf_text
+
+    assert printf_text(words) == printed
+
+
+def test_a_script_printed_with_printf_or_echo_e_is_the_script() -> None:
+    from sidecar.effects.shell_effects import line_effects
+    from sidecar.shell.walk import analyse
+
+    cat = catalogue(
+        printf={"output": "printf"},
+        echo={"flags": {"escapes": ["-e"]}, "output": "literal"},
+        bash={"effects": [{"action": "execute", "target": "operand[0]"}]},
+    )
+    for line in (
+        "printf '%s\\n' 'redis-cli FLUSHALL' > /tmp/job.sh && bash /tmp/job.sh",
+        "echo -e 'set -e\\nredis-cli FLUSHALL' > /tmp/job.sh && bash /tmp/job.sh",
+    ):
+        found = line_effects(analyse(line), cat).effects
+        written = next(e for e in found if e.action is Action.WRITE)
+        assert written.content.splitlines()[-1] == "redis-cli FLUSHALL", line

@@ -495,3 +495,127 @@ def _symbolic(clause: str) -> tuple[str, str, str]:
         if char in "+-=":
             return clause[:index], char, clause[index + 1 :]
     return clause, "", ""
+
+
+# --- What echo and printf print: the text that a redirect then writes (a script, a unit, a
+# crontab line). Bounded: widths and output are capped so hostile formats stay cheap.
+_MAX_PRINTED = 128 * 1024
+_MAX_WIDTH = 256
+_ESCAPES = {
+    "\\": "\\", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
+    "r": "\r", "t": "\t", "v": "\v", '"': '"', "'": "'", "?": "?",
+}  # fmt: skip
+_OCTAL_DIGITS = "01234567"
+_HEX_DIGITS = "0123456789abcdefABCDEF"
+
+
+def unescape(text: str, percent_b: bool = False) -> str:
+    """Backslash escapes as printf's format (or, with `percent_b`, its %b and echo -e) reads
+    them: `\\n`, `\\t`, `\\xHH`, octal `\\NNN` (`\\0NNN` for %b)."""
+    if "\\" not in text:
+        return text
+    out: list[str] = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char != "\\" or index + 1 >= len(text):
+            out.append(char)
+            index += 1
+            continue
+        following = text[index + 1]
+        if following in _ESCAPES:
+            out.append(_ESCAPES[following])
+            index += 2
+        elif following == "x":
+            digits = _run(text, index + 2, _HEX_DIGITS, 2)
+            out.append(chr(int(digits, 16)) if digits else "\\x")
+            index += 2 + len(digits)
+        elif following in _OCTAL_DIGITS:
+            start = index + 2 if (percent_b and following == "0") else index + 1
+            digits = _run(text, start, _OCTAL_DIGITS, 3)
+            out.append(chr(int(digits or "0", 8) & 0xFF))
+            index = start + len(digits)
+        elif following == "c" and percent_b:
+            break  # \c: print nothing more
+        else:
+            out.append("\\" + following)
+            index += 2
+    return "".join(out)
+
+
+def _run(text: str, start: int, allowed: str, limit: int) -> str:
+    end = start
+    while end < len(text) and end - start < limit and text[end] in allowed:
+        end += 1
+    return text[start:end]
+
+
+_CONVERSIONS = "sbqcdiuoxXfFeEgGaA"
+
+
+def printf_text(words: tuple[str, ...] | list[str]) -> str:
+    """What `printf FORMAT ARGS...` prints: the format reused until the arguments run out."""
+    if not words:
+        return ""
+    fmt, args = words[0], list(words[1:])
+    out: list[str] = []
+    while _format_once(fmt, args, out) and args and sum(map(len, out)) <= _MAX_PRINTED:
+        pass
+    return "".join(out)[:_MAX_PRINTED]
+
+
+def _format_once(fmt: str, args: list[str], out: list[str]) -> bool:
+    """One pass over the format; returns whether it has conversions that take arguments."""
+    consumed = False
+    index = 0
+    literal_start = 0
+    while index < len(fmt):
+        if fmt[index] != "%":
+            index += 1
+            continue
+        out.append(unescape(fmt[literal_start:index]))
+        end = index + 1
+        while end < len(fmt) and fmt[end] in "-+ #0'":
+            end += 1
+        flags = fmt[index + 1 : end]
+        width_start = end
+        while end < len(fmt) and (fmt[end].isdigit() or fmt[end] in ".*"):
+            end += 1
+        if end >= len(fmt):
+            out.append(fmt[index:])
+            index = literal_start = len(fmt)
+            break
+        conversion = fmt[end]
+        if conversion == "%":
+            out.append("%")
+        elif conversion in _CONVERSIONS:
+            value = args.pop(0) if args else ""
+            consumed = True
+            text = unescape(value, percent_b=True) if conversion == "b" else value
+            if conversion in "diuoxX":
+                text = str(_number(value))
+            width_text = fmt[width_start:end].split(".", 1)[0]
+            width = min(int(width_text), _MAX_WIDTH) if width_text.isdigit() else 0
+            text = text.ljust(width) if "-" in flags else text.rjust(width)
+            out.append(text)
+        else:
+            out.append(fmt[index : end + 1])
+        index = literal_start = end + 1
+    out.append(unescape(fmt[literal_start:]))
+    return consumed
+
+
+def _number(value: str) -> int:
+    text = value.strip()
+    try:
+        return int(text, 0) if text[:2].lower() in ("0x", "0o") else int(text or "0")
+    except ValueError:
+        return 0
+
+
+def literal_text(parsed: ParsedCommand) -> str:
+    """The text a command that prints its words (echo, printf) prints."""
+    if parsed.spec.output == "printf":
+        return printf_text(parsed.operands)
+    text = " ".join(parsed.operands)
+    return unescape(text, percent_b=True) if "escapes" in parsed.named else text

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from sidecar.effects.catalogue import Catalogue, effects_of
+from sidecar.effects.catalogue import Catalogue, effects_of, literal_text
 from sidecar.effects.hosts import host_of
 from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
@@ -24,6 +24,7 @@ _OUTPUT_ORIGINS = {
     "network": Origin.NETWORK,
     "decoded": Origin.DECODED,
     "literal": Origin.LITERAL,
+    "printf": Origin.LITERAL,
 }
 # Commands the walk records for the shell's own bookkeeping.
 _BOOKKEEPING = frozenset({"(assign)", "export", "declare", "local", "readonly", "typeset", "unset"})
@@ -127,8 +128,8 @@ def _command_effects(
                     output_text = input_text  # cat > x.sh <<EOF: what it was fed
             else:
                 output_origin = _OUTPUT_ORIGINS[spec.output]
-                if spec.output == "literal":
-                    output_text = " ".join(parsed.operands)
+                if spec.output in ("literal", "printf"):
+                    output_text = literal_text(parsed)
         runs_stdin = spec.runs_stdin and not parsed.operands and _STDIN_OFF.isdisjoint(parsed.named)
         if runs_stdin and command.input_from is not None:
             found.append(
@@ -192,8 +193,8 @@ def _output_of(
         return Origin.NETWORK, (), ""
     if spec.output == "decoded":
         return Origin.DECODED, reads + feed[1], ""
-    if spec.output == "literal":
-        return Origin.LITERAL, (), " ".join(parsed.operands)
+    if spec.output in ("literal", "printf"):
+        return Origin.LITERAL, (), literal_text(parsed)
     if spec.output == "input":
         return feed
     if spec.output == "files":

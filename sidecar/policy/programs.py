@@ -18,7 +18,7 @@ ActionName = Literal[
 ]  # fmt: skip
 OriginName = Literal["none", "literal", "network", "decoded", "file", "unknown", "input"]
 TargetKind = Literal["path", "host", "url", "package", "process", "resource", "text"]
-OutputName = Literal["none", "network", "decoded", "literal", "input", "files"]
+OutputName = Literal["none", "network", "decoded", "literal", "printf", "input", "files"]
 
 # Target selectors: which words of the command an effect applies to.
 #   operands            every operand (arguments that are not options or option values)
@@ -161,8 +161,10 @@ class ProgramSpec(_Strict):
     )
     output: OutputName = Field(
         default="none",
-        description="What the command prints: downloaded data, decoded data, literal text, its "
-        "input passed on, or the contents of the files it reads.",
+        description="What the command prints: downloaded data, decoded data, literal text (its "
+        "words; with the named flag `escapes`, backslash escapes read as echo -e does), its "
+        "words formatted as printf does, its input passed on, or the contents of the files it "
+        "reads.",
     )
     output_when: tuple[str, ...] = Field(
         default=(), description="`output` applies only when one of these named flags is given."
