@@ -264,3 +264,33 @@ def test_a_script_printed_with_printf_or_echo_e_is_the_script() -> None:
         found = line_effects(analyse(line), cat).effects
         written = next(e for e in found if e.action is Action.WRITE)
         assert written.content.splitlines()[-1] == "redis-cli FLUSHALL", line
+
+
+def test_read_only_when_a_flag_says_so() -> None:
+    cat = catalogue(
+        fmt={
+            "flags": {"check": ["--check"]},
+            "text_flags": {"dry": "--dry-run"},
+            "read_only_when": ["check", "dry"],
+            "effects": [{"action": "write", "target": "operands", "unless": ["check", "dry"]}],
+        }
+    )
+    for line, read_only in (
+        ("fmt src", False),
+        ("fmt --check src", True),
+        ("fmt --dry-run x", True),
+    ):
+        program, *args = line.split()
+        parsed = cat.parse(program, tuple(args))
+        assert parsed is not None and parsed.spec.read_only is read_only, line
+
+
+def test_every_name_in_the_bundled_catalogue_has_one_spec() -> None:
+    """A name given twice (as a program or an alias) silently takes one of the specs."""
+    from sidecar.policy.loader import bundled_policy_dir, load_policy
+
+    owners: dict[str, list[str]] = {}
+    for name, spec in load_policy([bundled_policy_dir()]).policy.programs.items():
+        for given in (name, *spec.aliases):
+            owners.setdefault(given, []).append(name)
+    assert {n: o for n, o in owners.items() if len(o) > 1} == {}

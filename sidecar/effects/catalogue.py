@@ -8,7 +8,7 @@ which words are subcommands, which are operands — and applies the spec's effec
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import re2
@@ -93,6 +93,8 @@ class CompiledProgram:
     unknown_subcommand: str
     text_flags: tuple[tuple[str, re2._Regexp], ...] = ()
     runs_command: bool = False
+    read_only_when: frozenset[str] = frozenset()
+    read_only_twin: CompiledProgram | None = None  # the same spec, read-only
     subcommands: dict[str, CompiledProgram] = field(default_factory=dict)
     subcommand_globs: list[tuple[re2._Regexp, CompiledProgram]] = field(default_factory=list)
 
@@ -146,7 +148,10 @@ def _compile(
         unknown_subcommand=spec.unknown_subcommand,
         text_flags=tuple((flag, re2.compile(pattern)) for flag, pattern in text_flags.items()),
         runs_command=spec.runs_command,
+        read_only_when=frozenset(spec.read_only_when),
     )
+    if spec.read_only_when:
+        program.read_only_twin = replace(program, read_only=True, read_only_when=frozenset())
     for names, sub in spec.subcommands.items():
         for sub_name in names.split("|"):
             compiled = _compile(f"{name} {sub_name}", sub, values, flag_names, text_flags)
@@ -206,6 +211,9 @@ class Catalogue:
             given = frozenset(f for f, pattern in parsed.spec.text_flags if pattern.search(line))
             if given:
                 parsed = parsed._replace(named=parsed.named | given)
+        twin = parsed.spec.read_only_twin
+        if twin is not None and not parsed.spec.read_only_when.isdisjoint(parsed.named):
+            parsed = parsed._replace(spec=twin)
         if parsed.runs and depth < _MAX_RUNS_DEPTH:
             inner_program = _basename(parsed.runs[0])
             inner = self.parse(inner_program, parsed.runs[1:], depth + 1)

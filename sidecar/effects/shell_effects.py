@@ -31,6 +31,8 @@ _BOOKKEEPING = frozenset({"(assign)", "export", "declare", "local", "readonly", 
 _ENV_PRINTERS = frozenset({"env", "printenv", "set", "export", "declare"})
 # Programs that unpack archives: what they extract keeps the archive's origin.
 _UNPACKERS = frozenset({"tar", "unzip", "7z", "gunzip", "bunzip2", "unxz", "cpio", "ar"})
+# What a read-only line may do: read files and fetch from the network (a GET that prints).
+_READS = frozenset({Action.READ, Action.FETCH})
 
 
 class LineEffects(NamedTuple):
@@ -68,7 +70,7 @@ def line_effects(
         if not known:
             unknown.append(command.program)
             read_only = False
-        elif not quiet or any(e.action is not Action.READ for e in found):
+        elif not quiet or any(e.action not in _READS for e in found):
             read_only = False
         effects.extend(found)
     return LineEffects(

@@ -189,6 +189,11 @@ class ProgramSpec(_Strict):
         default=(),
         description="Read-only except with one of these named flags (ruff check --fix).",
     )
+    read_only_when: tuple[str, ...] = Field(
+        default=(),
+        description="Read-only only with one of these named flags (ruff format --check, "
+        "bash -c, kubectl apply --dry-run=client).",
+    )
     unknown_subcommand: Literal["own_effects", "unresolved"] = Field(
         default="own_effects",
         description="A subcommand not listed: use the program's own effects, or 'unresolved' "
