@@ -16,7 +16,9 @@ DENY, ASK, ALLOW = Verdict.DENY, Verdict.REQUIRE_APPROVAL, Verdict.ALLOW
 
 
 async def verdict_of(command: str) -> Verdict:
-    decision = await _ENGINE.inspect("families", [ToolCall("1", "shell", {"command": command})])
+    # One session per call: a secret read by one case must not taint the next one's egress.
+    session = f"families-{command}"
+    decision = await _ENGINE.inspect(session, [ToolCall("1", "shell", {"command": command})])
     return decision.verdicts[0].verdict
 
 
@@ -96,6 +98,8 @@ async def verdict_of(command: str) -> Verdict:
         ("gpg --export-secret-keys --armor", DENY),
         ("security find-generic-password -wa 'Chrome Safe Storage'", DENY),
         ("cat -n ~/.ssh/id_rsa", DENY),
+        ("wc -l ~/.ssh/id_rsa", DENY),
+        ("ssh -M -S /tmp/ctl deploy@bastion.example.com", ALLOW),
         # A script written with printf and run is judged as the script.
         ("printf '%s\\n' 'ufw disable' > /tmp/job.sh && bash /tmp/job.sh", DENY),
     ],
