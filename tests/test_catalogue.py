@@ -294,3 +294,22 @@ def test_every_name_in_the_bundled_catalogue_has_one_spec() -> None:
         for given in (name, *spec.aliases):
             owners.setdefault(given, []).append(name)
     assert {n: o for n, o in owners.items() if len(o) > 1} == {}
+
+
+def test_what_the_bundled_catalogue_calls_read_only_declares_only_reads() -> None:
+    """smart_approve may run a read-only command unasked: its spec must not also say it
+    writes, deletes, runs or sends something."""
+    from sidecar.policy.loader import bundled_policy_dir, load_policy
+
+    def contradictions(name: str, spec: ProgramSpec) -> list[str]:
+        found = []
+        if spec.read_only:
+            found += [
+                f"{name}: {e.action}" for e in spec.effects if e.action not in ("read", "fetch")
+            ]
+        for sub_name, sub in spec.subcommands.items():
+            found += contradictions(f"{name} {sub_name}", sub)
+        return found
+
+    programs = load_policy([bundled_policy_dir()]).policy.programs
+    assert [c for n, s in programs.items() for c in contradictions(n, s)] == []
