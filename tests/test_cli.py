@@ -108,6 +108,7 @@ def test_check_accepts_the_bundled_policy_and_rejects_a_bad_one(tmp_path: Path) 
         (["-c", "make"], 3, "require_approval"),  # smart_approve: make is not read-only
         (["--mode", "auto", "--tool", "read_file", "--args", '{"path": "README.md"}'], 0, "allow"),
         (["--tool", "write_file", "--args", '{"path": "/opt/app/x.yml", "content": "x"}'], 3, None),
+        # Overwriting /etc/passwd is denied by the effect rules (issue 10), no longer asked.
         (["--tool", "write_file", "--args", '{"path": "/etc/passwd", "content": "x"}'], 4, "deny"),
     ],
 )

@@ -8,7 +8,7 @@ which words are subcommands, which are operands — and applies the spec's effec
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import re2
@@ -62,10 +62,19 @@ class CompiledEffect:
     kind: str
     when: frozenset[str]
     unless: frozenset[str]
+    when_all: frozenset[str]
     flags: frozenset[str]
     origin: Origin | None  # None: "input", resolved from what feeds the command
     data: Selector | None
     mode: Selector | None
+    content: Selector | None = None
+    match: re2._Regexp | None = None
+    not_match: re2._Regexp | None = None
+
+    def applies_to(self, word: str) -> bool:
+        if self.match is not None and self.match.search(word) is None:
+            return False
+        return self.not_match is None or self.not_match.search(word) is None
 
 
 @dataclass(slots=True)
@@ -82,6 +91,10 @@ class CompiledProgram:
     read_only: bool
     read_only_unless: frozenset[str]
     unknown_subcommand: str
+    text_flags: tuple[tuple[str, re2._Regexp], ...] = ()
+    runs_command: bool = False
+    read_only_when: frozenset[str] = frozenset()
+    read_only_twin: CompiledProgram | None = None  # the same spec, read-only
     subcommands: dict[str, CompiledProgram] = field(default_factory=dict)
     subcommand_globs: list[tuple[re2._Regexp, CompiledProgram]] = field(default_factory=list)
 
@@ -100,6 +113,11 @@ class ParsedCommand(NamedTuple):
     options: Mapping[str, tuple[str, ...]]  # spelling -> values ("" for a bare flag)
     named: frozenset[str]  # named flags given
     unknown_subcommand: bool = False
+    # A program that runs another (`npx prisma migrate reset`): the words of the command it
+    # runs; after Catalogue.parse, the parse is the inner command's and `outer` the runner's.
+    runs: tuple[str, ...] = ()
+    outer: ParsedCommand | None = None
+    words: tuple[str, ...] = ()  # the inner command's program and arguments
 
 
 def _compile(
@@ -107,12 +125,14 @@ def _compile(
     spec: ProgramSpec,
     inherited_values: frozenset[str] = frozenset(),
     inherited_flags: Mapping[str, str] | None = None,
+    inherited_text: Mapping[str, str] | None = None,
 ) -> CompiledProgram:
     values = inherited_values | frozenset(spec.value_options)
     flag_names = dict(inherited_flags or {})
     for flag, spellings in spec.flags.items():
         for spelling in spellings:
             flag_names[spelling] = flag
+    text_flags = {**(inherited_text or {}), **spec.text_flags}
     program = CompiledProgram(
         name=name,
         value_options=values,
@@ -126,10 +146,15 @@ def _compile(
         read_only=spec.read_only,
         read_only_unless=frozenset(spec.read_only_unless),
         unknown_subcommand=spec.unknown_subcommand,
+        text_flags=tuple((flag, re2.compile(pattern)) for flag, pattern in text_flags.items()),
+        runs_command=spec.runs_command,
+        read_only_when=frozenset(spec.read_only_when),
     )
+    if spec.read_only_when:
+        program.read_only_twin = replace(program, read_only=True, read_only_when=frozenset())
     for names, sub in spec.subcommands.items():
         for sub_name in names.split("|"):
-            compiled = _compile(f"{name} {sub_name}", sub, values, flag_names)
+            compiled = _compile(f"{name} {sub_name}", sub, values, flag_names, text_flags)
             if "*" in sub_name:
                 program.subcommand_globs.append((re2.compile(glob_to_re2(sub_name)), compiled))
             else:
@@ -144,10 +169,14 @@ def _compile_effect(spec: EffectSpec) -> CompiledEffect:
         kind=spec.kind,
         when=frozenset(spec.when),
         unless=frozenset(spec.unless),
+        when_all=frozenset(spec.when_all),
         flags=frozenset(spec.flags),
         origin=None if spec.origin == "input" else _ORIGINS[spec.origin],
         data=compile_selector(spec.data) if spec.data else None,
         mode=compile_selector(spec.mode) if spec.mode else None,
+        content=compile_selector(spec.content) if spec.content else None,
+        match=re2.compile(spec.match) if spec.match is not None else None,
+        not_match=re2.compile(spec.not_match) if spec.not_match is not None else None,
     )
 
 
@@ -177,11 +206,30 @@ class Catalogue:
             found = self._programs.get("python3")  # python3.12, python3.11, ...
         return found
 
-    def parse(self, program: str, args: tuple[str, ...]) -> ParsedCommand | None:
+    def parse(self, program: str, args: tuple[str, ...], depth: int = 0) -> ParsedCommand | None:
         spec = self.lookup(program)
         if spec is None:
             return None
-        return read_arguments(spec, args)
+        parsed = read_arguments(spec, args)
+        if parsed.spec.text_flags:
+            line = " ".join((program, *args))
+            given = frozenset(f for f, pattern in parsed.spec.text_flags if pattern.search(line))
+            if given:
+                parsed = parsed._replace(named=parsed.named | given)
+        twin = parsed.spec.read_only_twin
+        if twin is not None and not parsed.spec.read_only_when.isdisjoint(parsed.named):
+            parsed = parsed._replace(spec=twin)
+        if parsed.runs and depth < _MAX_RUNS_DEPTH:
+            inner_program = _basename(parsed.runs[0])
+            inner = self.parse(inner_program, parsed.runs[1:], depth + 1)
+            if inner is not None:
+                # The inner command's reading decides what the line does; the runner's own
+                # effects (npx installs what it runs) are kept beside it.
+                return inner._replace(outer=parsed, words=(inner_program, *parsed.runs[1:]))
+        return parsed
+
+
+_MAX_RUNS_DEPTH = 4  # npx env-cmd prisma ...: runners within runners, bounded
 
 
 def read_arguments(spec: CompiledProgram, args: tuple[str, ...]) -> ParsedCommand:
@@ -204,6 +252,15 @@ def read_arguments(spec: CompiledProgram, args: tuple[str, ...]) -> ParsedComman
                     spec = sub
                     continue
                 unknown = spec.unknown_subcommand == "unresolved"
+            if not operands and spec.runs_command and word != "-":
+                # Everything from here is the command it runs, with that command's options.
+                operands.extend(args[index - 1 :])
+                runs = tuple(args[index - 1 :])
+                named = frozenset(spec.flag_names[o] for o in options if o in spec.flag_names)
+                return ParsedCommand(
+                    spec, tuple(operands), {k: tuple(v) for k, v in options.items()}, named,
+                    unknown, runs,
+                )  # fmt: skip
             operands.append(word)
             continue
         if word == "--":
@@ -220,6 +277,8 @@ def read_arguments(spec: CompiledProgram, args: tuple[str, ...]) -> ParsedComman
                 index += 1
             else:
                 options.setdefault(word, []).append("")
+        elif word in spec.flag_names:
+            options.setdefault(word, []).append("")  # -delete, -destroy: one option, not letters
         else:
             index = _short_cluster(spec, word, args, index, options)
     named = frozenset(spec.flag_names[o] for o in options if o in spec.flag_names)
@@ -305,13 +364,18 @@ def effects_of(
     input_origin: Origin,
     input_text: str = "",
 ) -> list[Effect]:
-    """The catalogue's effects for a parsed command."""
+    """The catalogue's effects for a parsed command (and for the program that runs it)."""
     found: list[Effect] = []
+    if parsed.outer is not None:
+        found.extend(effects_of(parsed.outer, program, args, input_origin, input_text))
+        program, args = parsed.words[0], parsed.words[1:]
     named = parsed.named
     for spec in parsed.spec.effects:
         if spec.when and spec.when.isdisjoint(named):
             continue
         if spec.unless and not spec.unless.isdisjoint(named):
+            continue
+        if spec.when_all and not spec.when_all <= named:
             continue
         origin = input_origin if spec.origin is None else spec.origin
         data: tuple[str, ...] = ()
@@ -324,9 +388,17 @@ def effects_of(
         flags = spec.flags | named
         if spec.mode is not None:
             flags = flags | mode_flags(select(spec.mode, parsed, program, args))
+        content = ""
+        if spec.content is not None:
+            if spec.content.kind == "stdin":
+                content = input_text
+            else:
+                content = " ".join(select(spec.content, parsed, program, args))
         targets = select(spec.target, parsed, program, args)
         if spec.target.kind == "stdin":
             targets = [input_text if spec.kind == "text" and input_text else "-"]
+        if spec.match is not None or spec.not_match is not None:
+            targets = [t for t in targets if spec.applies_to(t)]
         for target in targets:
             found.append(
                 Effect(
@@ -336,6 +408,7 @@ def effects_of(
                     data,
                     flags | _unresolved(target),
                     parsed.spec.name,
+                    content,
                 )
             )
     return found
@@ -444,3 +517,127 @@ def _symbolic(clause: str) -> tuple[str, str, str]:
         if char in "+-=":
             return clause[:index], char, clause[index + 1 :]
     return clause, "", ""
+
+
+# --- What echo and printf print: the text that a redirect then writes (a script, a unit, a
+# crontab line). Bounded: widths and output are capped so hostile formats stay cheap.
+_MAX_PRINTED = 128 * 1024
+_MAX_WIDTH = 256
+_ESCAPES = {
+    "\\": "\\", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
+    "r": "\r", "t": "\t", "v": "\v", '"': '"', "'": "'", "?": "?",
+}  # fmt: skip
+_OCTAL_DIGITS = "01234567"
+_HEX_DIGITS = "0123456789abcdefABCDEF"
+
+
+def unescape(text: str, percent_b: bool = False) -> str:
+    """Backslash escapes as printf's format (or, with `percent_b`, its %b and echo -e) reads
+    them: `\\n`, `\\t`, `\\xHH`, octal `\\NNN` (`\\0NNN` for %b)."""
+    if "\\" not in text:
+        return text
+    out: list[str] = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char != "\\" or index + 1 >= len(text):
+            out.append(char)
+            index += 1
+            continue
+        following = text[index + 1]
+        if following in _ESCAPES:
+            out.append(_ESCAPES[following])
+            index += 2
+        elif following == "x":
+            digits = _run(text, index + 2, _HEX_DIGITS, 2)
+            out.append(chr(int(digits, 16)) if digits else "\\x")
+            index += 2 + len(digits)
+        elif following in _OCTAL_DIGITS:
+            start = index + 2 if (percent_b and following == "0") else index + 1
+            digits = _run(text, start, _OCTAL_DIGITS, 3)
+            out.append(chr(int(digits or "0", 8) & 0xFF))
+            index = start + len(digits)
+        elif following == "c" and percent_b:
+            break  # \c: print nothing more
+        else:
+            out.append("\\" + following)
+            index += 2
+    return "".join(out)
+
+
+def _run(text: str, start: int, allowed: str, limit: int) -> str:
+    end = start
+    while end < len(text) and end - start < limit and text[end] in allowed:
+        end += 1
+    return text[start:end]
+
+
+_CONVERSIONS = "sbqcdiuoxXfFeEgGaA"
+
+
+def printf_text(words: tuple[str, ...] | list[str]) -> str:
+    """What `printf FORMAT ARGS...` prints: the format reused until the arguments run out."""
+    if not words:
+        return ""
+    fmt, args = words[0], list(words[1:])
+    out: list[str] = []
+    while _format_once(fmt, args, out) and args and sum(map(len, out)) <= _MAX_PRINTED:
+        pass
+    return "".join(out)[:_MAX_PRINTED]
+
+
+def _format_once(fmt: str, args: list[str], out: list[str]) -> bool:
+    """One pass over the format; returns whether it has conversions that take arguments."""
+    consumed = False
+    index = 0
+    literal_start = 0
+    while index < len(fmt):
+        if fmt[index] != "%":
+            index += 1
+            continue
+        out.append(unescape(fmt[literal_start:index]))
+        end = index + 1
+        while end < len(fmt) and fmt[end] in "-+ #0'":
+            end += 1
+        flags = fmt[index + 1 : end]
+        width_start = end
+        while end < len(fmt) and (fmt[end].isdigit() or fmt[end] in ".*"):
+            end += 1
+        if end >= len(fmt):
+            out.append(fmt[index:])
+            index = literal_start = len(fmt)
+            break
+        conversion = fmt[end]
+        if conversion == "%":
+            out.append("%")
+        elif conversion in _CONVERSIONS:
+            value = args.pop(0) if args else ""
+            consumed = True
+            text = unescape(value, percent_b=True) if conversion == "b" else value
+            if conversion in "diuoxX":
+                text = str(_number(value))
+            width_text = fmt[width_start:end].split(".", 1)[0]
+            width = min(int(width_text), _MAX_WIDTH) if width_text.isdigit() else 0
+            text = text.ljust(width) if "-" in flags else text.rjust(width)
+            out.append(text)
+        else:
+            out.append(fmt[index : end + 1])
+        index = literal_start = end + 1
+    out.append(unescape(fmt[literal_start:]))
+    return consumed
+
+
+def _number(value: str) -> int:
+    text = value.strip()
+    try:
+        return int(text, 0) if text[:2].lower() in ("0x", "0o") else int(text or "0")
+    except ValueError:
+        return 0
+
+
+def literal_text(parsed: ParsedCommand) -> str:
+    """The text a command that prints its words (echo, printf) prints."""
+    if parsed.spec.output == "printf":
+        return printf_text(parsed.operands)
+    text = " ".join(parsed.operands)
+    return unescape(text, percent_b=True) if "escapes" in parsed.named else text

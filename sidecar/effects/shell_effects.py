@@ -29,12 +29,14 @@ _OUTPUT_ORIGINS = {
     "network": Origin.NETWORK,
     "decoded": Origin.DECODED,
     "literal": Origin.LITERAL,
+    "printf": Origin.LITERAL,
 }
 # Commands the walk records for the shell's own bookkeeping.
 _BOOKKEEPING = frozenset({"(assign)", "export", "declare", "local", "readonly", "typeset", "unset"})
 _ENV_PRINTERS = frozenset({"env", "printenv", "set", "export", "declare"})
 # Programs that unpack archives: what they extract keeps the archive's origin.
 _UNPACKERS = frozenset({"tar", "unzip", "7z", "gunzip", "bunzip2", "unxz", "cpio", "ar"})
+# What a read-only line may do: read files and fetch from the network (a GET that prints).
 
 
 class LineEffects(NamedTuple):
@@ -210,7 +212,7 @@ def _command_effects(
                     output_text = input_text  # cat > x.sh <<EOF: what it was fed
             else:
                 output_origin = _OUTPUT_ORIGINS[spec.output]
-                if spec.output == "literal":
+                if spec.output in ("literal", "printf"):
                     output_text = printed_text(command.program, command.args)
         runs_stdin = spec.runs_stdin and not parsed.operands and _STDIN_OFF.isdisjoint(parsed.named)
         if runs_stdin and command.input_from is not None:
@@ -347,7 +349,7 @@ def _output_of(
         return Origin.NETWORK, (), ""
     if spec.output == "decoded":
         return Origin.DECODED, reads + feed[1], ""
-    if spec.output == "literal":
+    if spec.output in ("literal", "printf"):
         return Origin.LITERAL, (), printed_text(command.program, command.args)
     if spec.output == "input":
         return feed

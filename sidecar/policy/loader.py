@@ -34,6 +34,7 @@ ACCUMULATING_KEYS = frozenset(
         "commands",
         "read_only_commands",
         "workspace_roots",
+        "effect_rules",
     }
 )
 

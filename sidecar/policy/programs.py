@@ -7,9 +7,10 @@ like the rest of the policy (later files add programs or extend a spec). See
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+import re2
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 ActionName = Literal[
     "read", "write", "delete", "move", "chmod", "chown", "execute", "send", "fetch", "connect",
@@ -17,7 +18,7 @@ ActionName = Literal[
 ]  # fmt: skip
 OriginName = Literal["none", "literal", "network", "decoded", "file", "unknown", "input"]
 TargetKind = Literal["path", "host", "url", "package", "process", "resource", "text"]
-OutputName = Literal["none", "network", "decoded", "literal", "input", "files"]
+OutputName = Literal["none", "network", "decoded", "literal", "printf", "input", "files"]
 
 # Target selectors: which words of the command an effect applies to.
 #   operands            every operand (arguments that are not options or option values)
@@ -36,6 +37,17 @@ SELECTOR_HELP = (
     "command | stdin, optionally prefixed by basename:, local: or remote:"
 )
 SELECTOR_PREFIXES = ("basename:", "local:", "remote:")
+
+
+def _compiles_in_re2(pattern: str) -> str:
+    try:
+        re2.compile(pattern)
+    except re2.error as error:
+        raise ValueError(f"not a valid RE2 pattern: {error}") from None
+    return pattern
+
+
+Re2Text = Annotated[str, AfterValidator(_compiles_in_re2)]
 
 
 class _Strict(BaseModel):
@@ -70,6 +82,9 @@ class EffectSpec(_Strict):
     unless: tuple[str, ...] = Field(
         default=(), description="Not when one of these named flags is given."
     )
+    when_all: tuple[str, ...] = Field(
+        default=(), description="Only when every one of these named flags is given."
+    )
     flags: tuple[str, ...] = Field(default=(), description="Flags the effect always carries.")
     origin: OriginName = Field(
         default="none",
@@ -84,13 +99,26 @@ class EffectSpec(_Strict):
         description="chmod: the selector of the mode (`operand[0]`, `option:-m`); the effect "
         "then carries `loosen` (group/world writable), `setuid` or `exec` as the mode gives.",
     )
+    content: str | None = Field(
+        default=None,
+        description="write/persist: the selector of the text written (`npm pkg set "
+        "scripts.postinstall=...`), judged like content written by a redirect.",
+    )
+    match: Re2Text | None = Field(
+        default=None,
+        description="RE2: only the selected words that match (a SQL statement that drops, a "
+        "refspec that deletes); searched in the word as written.",
+    )
+    not_match: Re2Text | None = Field(
+        default=None, description="RE2: only the selected words that do not match."
+    )
 
     @field_validator("target")
     @classmethod
     def _target(cls, value: str) -> str:
         return _valid_selector(value)
 
-    @field_validator("data", "mode")
+    @field_validator("data", "mode", "content")
     @classmethod
     def _data(cls, value: str | None) -> str | None:
         return None if value is None else _valid_selector(value)
@@ -114,6 +142,17 @@ class ProgramSpec(_Strict):
     flags: dict[str, tuple[str, ...]] = Field(
         default={}, description="Named flags and their spellings, e.g. recursive: [-r, -R]."
     )
+    text_flags: dict[str, Re2Text] = Field(
+        default={},
+        description="Named flags given when the command line (the program and its words, "
+        "joined by spaces) matches an RE2 pattern, e.g. production: '(?i)\\bprod\\b'. "
+        "Subcommands inherit them.",
+    )
+    runs_command: bool = Field(
+        default=False,
+        description="The first operand that is not a subcommand names a program, run with the "
+        "words after it (npx, bundle exec, poetry run): those words are read as that program's.",
+    )
     effects: tuple[EffectSpec, ...] = ()
     subcommands: dict[str, ProgramSpec] = Field(
         default={},
@@ -122,8 +161,10 @@ class ProgramSpec(_Strict):
     )
     output: OutputName = Field(
         default="none",
-        description="What the command prints: downloaded data, decoded data, literal text, its "
-        "input passed on, or the contents of the files it reads.",
+        description="What the command prints: downloaded data, decoded data, literal text (its "
+        "words; with the named flag `escapes`, backslash escapes read as echo -e does), its "
+        "words formatted as printf does, its input passed on, or the contents of the files it "
+        "reads.",
     )
     output_when: tuple[str, ...] = Field(
         default=(), description="`output` applies only when one of these named flags is given."
@@ -147,6 +188,11 @@ class ProgramSpec(_Strict):
     read_only_unless: tuple[str, ...] = Field(
         default=(),
         description="Read-only except with one of these named flags (ruff check --fix).",
+    )
+    read_only_when: tuple[str, ...] = Field(
+        default=(),
+        description="Read-only only with one of these named flags (ruff format --check, "
+        "bash -c, kubectl apply --dry-run=client).",
     )
     unknown_subcommand: Literal["own_effects", "unresolved"] = Field(
         default="own_effects",
