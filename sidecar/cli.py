@@ -24,6 +24,7 @@ from sidecar.policy.schema import policy_json_schema
 from sidecar.policy.testing import load_suites, run_suites, suite_files
 from sidecar.secrets import SecretScanner
 from sidecar.server import ListenError, Sidecar, policy_directories, serve_until_signalled
+from sidecar.state.approvals import ApprovalStore
 from sidecar.state.store import StateError, StateStore
 
 MODES = ("auto", "smart_approve", "approve", "chat")
@@ -220,7 +221,9 @@ async def _test(args: argparse.Namespace) -> int:
 
 
 def _local_parts() -> EngineParts:
-    return EngineParts(Metrics(), StateStore(":memory:"), SecretScanner(), RepetitionTracker())
+    return EngineParts(
+        Metrics(), ApprovalStore(StateStore(":memory:")), SecretScanner(), RepetitionTracker()
+    )
 
 
 async def _inspect(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:

@@ -11,6 +11,7 @@ from typing import NamedTuple, Protocol
 
 from sidecar.effects.command_io import SensitivePaths
 from sidecar.inspection.adversary import AdversaryInspector
+from sidecar.inspection.answers import apply_once_answers
 from sidecar.inspection.chain import ChainLink, InspectorChain
 from sidecar.inspection.egress import EgressInspector, TaintTracker
 from sidecar.inspection.inspector import Inspector
@@ -205,7 +206,8 @@ class PolicyEngine:
         decision_id = f"{self._id_prefix}{next(self._id_counter):016x}"
         context = InspectionContext(session_id, decision_id, mode, task, recent_user_messages)
         result = await active.chain.run(calls, context)
-        result.verdicts = [mask_verdict(v, self._parts.secrets) for v in result.verdicts]
+        verdicts = apply_once_answers(session_id, result.verdicts, self._parts.grants)
+        result.verdicts = [mask_verdict(v, self._parts.secrets) for v in verdicts]
         decisions = self._decision_counters
         for verdict in result.verdicts:
             decisions[verdict.verdict].inc()

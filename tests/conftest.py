@@ -19,6 +19,7 @@ from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import bundled_policy_dir, load_policy
 from sidecar.secrets import SecretScanner
 from sidecar.server import Sidecar
+from sidecar.state.approvals import ApprovalStore
 from sidecar.state.store import StateStore
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
@@ -96,7 +97,9 @@ def tool(call_id: str, name: str, read_only: bool | None = None, **arguments: An
 
 def engine_for_mode(mode: Mode | None, *overrides: Path) -> PolicyEngine:
     """The bundled policy (plus override directories) compiled in-process, no server."""
-    parts = EngineParts(Metrics(), StateStore(":memory:"), SecretScanner(), RepetitionTracker())
+    parts = EngineParts(
+        Metrics(), ApprovalStore(StateStore(":memory:")), SecretScanner(), RepetitionTracker()
+    )
     engine = PolicyEngine(parts, DecisionLog("off", parts.secrets))
     loaded = load_policy([bundled_policy_dir(), *overrides])
     engine.replace(compile_policy(loaded, parts, mode))
