@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -25,9 +26,7 @@ async def inspect_one(address: str, session: str, call: pb.ToolCall) -> pb.ToolV
     return (await inspect(address, session, call)).verdicts[0]
 
 
-async def record(
-    address: str, metadata: tuple[tuple[str, str], ...] | None = None, **fields: object
-) -> pb.RecordDecisionResponse:
+async def record(address: str, metadata: Any = None, **fields: Any) -> pb.RecordDecisionResponse:
     async with grpc.aio.insecure_channel(address) as channel:
         return await pb_grpc.PolicyServiceStub(channel).RecordDecision(
             pb.RecordDecisionRequest(**fields),  # type: ignore[arg-type]
