@@ -29,7 +29,7 @@ async def inspect_one(address: str, session: str, call: pb.ToolCall) -> pb.ToolV
 async def record(address: str, metadata: Any = None, **fields: Any) -> pb.RecordDecisionResponse:
     async with grpc.aio.insecure_channel(address) as channel:
         return await pb_grpc.PolicyServiceStub(channel).RecordDecision(
-            pb.RecordDecisionRequest(**fields),  # type: ignore[arg-type]
+            pb.RecordDecisionRequest(**fields),
             metadata=metadata,
         )
 
