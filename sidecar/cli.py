@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import logging
 import signal
 import sys
 from collections.abc import Sequence
@@ -19,6 +18,7 @@ from sidecar.inspection.model import ToolCall
 from sidecar.inspection.repetition import RepetitionTracker
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.observability.metrics import Metrics
+from sidecar.observability.server_log import configure_server_log
 from sidecar.policy.loader import PolicyError, bundled_policy_dir, load_policy
 from sidecar.policy.schema import policy_json_schema
 from sidecar.policy.testing import load_suites, run_suites, suite_files
@@ -170,11 +170,7 @@ def _serve(args: argparse.Namespace) -> int:
         "log_level": args.log_level,
     }
     settings = load_settings(flags, config_file=args.config)
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-    )
+    configure_server_log(settings.log_level, sys.stderr, SecretScanner())
     return asyncio.run(_run_server(settings))
 
 

@@ -1,7 +1,20 @@
-"""Recognise credentials in text so they can be blocked and masked (RE2, linear time)."""
+"""Recognise credentials in text so they can be blocked and masked (RE2, linear time).
+
+Two kinds of knowledge:
+- *shapes*: credentials recognisable on their own (an AWS key id, a GitHub token). The egress
+  inspector denies calls that would send one out; masking keeps a short prefix of each.
+- *positions*: text that is secret because of where it stands, whatever it looks like (the
+  value of `PGPASSWORD=`, a URL's userinfo password, `mysql -p…`, a PEM block's body, a
+  high-entropy value assigned to anything). Masking hides the whole value. Positions are
+  only masked, never used to block: they are too broad to deny calls on.
+
+Texts are often JSON (canonical arguments, log lines), so values may sit in `"…"` or `\\"…\\"`.
+"""
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from dataclasses import dataclass
 
 import re2
@@ -22,6 +35,53 @@ SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     ("private_key", r"-----BEGIN (?:[A-Z0-9]+ )?PRIVATE KEY-----"),
 )
 
+# A value: quoted (plain, JSON-escaped or single quotes) or a bare word. Each alternative
+# is a group; whichever took part is masked whole.
+_VALUE = (
+    r"""(?:\\"((?:[^"\\]|\\[^"])*)\\"|"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|"""
+    r"""([^\s"'\\,;&|<>(){}\[\]`]+))"""
+)
+_SEPARATOR = r"""(?:\\?["'])?[ \t]*[:=][ \t]*"""
+# Names whose value is a secret: PGPASSWORD, client_secret, GITHUB_TOKEN, x-api-key, MYSQL_PWD…
+_SECRET_NAME = (
+    r"(?:pass(?:word|wd|phrase)|secret|token|credentials?"  # noqa: S105 (names, not a password)
+    r"|[_.-](?:key|pass|pwd)|(?:api|access|account|secret|private|master|sharedaccess)key"
+    r"|(?:^|[^a-z0-9_.-])auth)"
+)
+_MYSQL = r"(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlpump|mariadb)"
+
+POSITION_PATTERNS: tuple[tuple[str, str], ...] = (
+    # The whole block, not just its BEGIN line; to the END line, or as far as it looks
+    # like key material when the END line is missing (a truncated key is still a key).
+    (
+        "pem_block",
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:((?:[^\"\\]|\\.)*?)-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+        r"|((?:[A-Za-z0-9+/=:,.\t\r\n -]|\\+[rnt])*))",
+    ),
+    ("url_password", r"(?i)\b[a-z][a-z0-9+.-]*://[^\s/:@\"'\\]*:([^\s/@\"'\\]+)@"),
+    ("named_secret", rf"(?i){_SECRET_NAME}{_SEPARATOR}{_VALUE}"),
+    (
+        "password_option",
+        rf"(?i)--[a-z0-9-]*(?:pass(?:word|wd|phrase)|secret|token|api-?key)(?:=|[ \t]+){_VALUE}",
+    ),
+    ("mysql_password", rf"(?i)\b{_MYSQL}\b[^|;&\n]*?[ \t]-p([^\s\"'\\;&|]+)"),
+    ("sshpass", r"\bsshpass[ \t]+-p[ \t]*([^\s\"'\\;&|]+)"),
+    (
+        "user_password",
+        r"(?:[ \t]-u[ \t]*|--user[= \t][ \t]*)(?:\\?[\"'])?[^\s:\"'\\]+:([^\s\"'\\]+)",
+    ),
+    (
+        "authorization",
+        r"(?i)\bauthorization[ \t]*:[ \t]*(?:(?:bearer|basic|token|digest|negotiate)[ \t]+)?"
+        r"([^\s\"'\\]+)",
+    ),
+)
+
+# Any name: its value is masked only when it looks random (checked in Python, below).
+_ASSIGNED_VALUE = r"""[=:][ \t]*(?:\\?["'])?([A-Za-z0-9+/_-]{20,}={0,2})"""
+MIN_ENTROPY_BITS = 4.0  # per character; random base64 is ~5.5, English words ~3-3.5
+
 MASK = "****"
 _MAX_REMEMBERED = 4096
 _REMEMBERED_LENGTH = 512
@@ -30,6 +90,11 @@ _REMEMBERED_LENGTH = 512
 DEFAULT_LITERALS = (
     "AKIA", "ASIA", "ABIA", "ACCA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
     "glpat-", "xox", "sk-", "AIza", "_live_", "eyJ", "-----BEGIN ",
+)  # fmt: skip
+# The same for the position patterns, on lower-cased text.
+POSITION_LITERALS = (
+    "pass", "secret", "token", "credential", "key", "pwd", "auth", "://", "-u", "--user",
+    "-----begin", "mysql", "mariadb",
 )  # fmt: skip
 
 
@@ -40,8 +105,34 @@ class SecretMatch:
     end: int
 
 
+@dataclass(frozen=True, slots=True)
+class _Span:
+    start: int
+    end: int
+    keep: int  # characters at the start left visible
+
+
+def shannon_entropy(text: str) -> float:
+    """Bits per character of the text's own character distribution."""
+    if not text:
+        return 0.0
+    counts = Counter(text)
+    length = len(text)
+    return -sum(n / length * math.log2(n / length) for n in counts.values())
+
+
+def looks_random(value: str) -> bool:
+    """Mixed letters and digits with high entropy: a key, not a word, path or hex digest."""
+    return (
+        any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+        and shannon_entropy(value) >= MIN_ENTROPY_BITS
+    )
+
+
 class SecretScanner:
-    """Compiled once; shared by the egress inspector and the decision log."""
+    """Compiled once; shared by the egress inspector, the decision log and the server log."""
 
     def __init__(self, patterns: tuple[tuple[str, str], ...] = SECRET_PATTERNS) -> None:
         self._literals = DEFAULT_LITERALS if patterns is SECRET_PATTERNS else None
@@ -49,16 +140,19 @@ class SecretScanner:
         self._patterns = [re2.compile(pattern) for _, pattern in patterns]
         combined = "|".join(f"(?:{pattern})" for _, pattern in patterns)
         self._any = re2.compile(combined)
+        self._positions = [(kind, re2.compile(p)) for kind, p in POSITION_PATTERNS]
+        self._any_position = re2.compile("|".join(f"(?:{p})" for _, p in POSITION_PATTERNS))
+        self._assigned = re2.compile(_ASSIGNED_VALUE)
         # Verdict texts are mostly fixed rule messages: each is scanned once, not per call.
         self._clean: dict[str, None] = {}
 
     def any_in(self, texts: list[str]) -> bool:
-        """Whether any of the texts holds a credential."""
+        """Whether any of the texts holds something masking would hide."""
         clean = self._clean
         for text in texts:
             if text in clean:
                 continue
-            if self.find(text):
+            if self._spans(text):
                 return True
             if len(text) <= _REMEMBERED_LENGTH:
                 if len(clean) >= _MAX_REMEMBERED:
@@ -67,6 +161,7 @@ class SecretScanner:
         return False
 
     def find(self, text: str) -> list[SecretMatch]:
+        """Credentials recognisable by their shape (what egress blocks)."""
         if self._literals is not None and not any(lit in text for lit in self._literals):
             return []
         if not self._any.search(text):
@@ -77,19 +172,47 @@ class SecretScanner:
                 found.append(SecretMatch(kind, match.start(), match.end()))
         return found
 
+    def find_positions(self, text: str) -> list[SecretMatch]:
+        """Values that are secret because of where they stand (what masking also hides)."""
+        found: list[SecretMatch] = []
+        lowered = text.lower()
+        if any(lit in lowered for lit in POSITION_LITERALS) and self._any_position.search(text):
+            for kind, pattern in self._positions:
+                for match in pattern.finditer(text):
+                    for group in range(1, pattern.groups + 1):
+                        start, end = match.span(group)
+                        if start >= 0 and end > start:
+                            found.append(SecretMatch(kind, start, end))
+        if len(text) >= 21:
+            for match in self._assigned.finditer(text):
+                if looks_random(match.group(1)):
+                    found.append(SecretMatch("random_value", match.start(1), match.end(1)))
+        return found
+
+    def _spans(self, text: str) -> list[_Span]:
+        # A PEM BEGIN line is a label, not key material: its block's body is masked instead.
+        spans = [
+            _Span(m.start, m.end, min(4, (m.end - m.start) // 4))
+            for m in self.find(text)
+            if m.kind != "private_key"
+        ]
+        spans += [_Span(m.start, m.end, 0) for m in self.find_positions(text)]
+        return spans
+
     def mask(self, text: str) -> str:
-        """Keep a short prefix so operators can tell which key leaked, hide the rest."""
-        matches = self.find(text)
-        if not matches:
+        """Hide every secret; a shaped key keeps a short prefix so operators can tell which."""
+        spans = self._spans(text)
+        if not spans:
             return text
         out: list[str] = []
         cursor = 0
-        for match in sorted(matches, key=lambda m: m.start):
-            if match.start < cursor:
-                continue
-            keep = min(4, (match.end - match.start) // 4)
-            out.append(text[cursor : match.start + keep])
+        for span in sorted(spans, key=lambda s: (s.start, -s.end, s.keep)):
+            if span.end <= cursor:
+                continue  # inside a span already hidden
+            start = max(span.start, cursor)
+            keep = span.keep if start == span.start else 0
+            out.append(text[cursor : start + keep])
             out.append(MASK)
-            cursor = match.end
+            cursor = span.end
         out.append(text[cursor:])
         return "".join(out)

@@ -57,7 +57,8 @@ class DecisionLog:
             "inspector_failures": failures,
             "calls": [self._call(v) for v in verdicts],
         }
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        # Masked whole as well: ids, tool names and failure texts are client-controlled too.
+        line = self._secrets.mask(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
         with self._lock:
             self._stream.write(line + "\n")
             self._stream.flush()
