@@ -96,6 +96,7 @@ eval: dev  ## Detection quality on tests/data/eval, through a live server in mod
 bench: dev  ## Speed, as ratios against baselines measured in the same run.
 	$(BIN)/python -m bench.inspect_bench
 	$(BIN)/python -m bench.project_bench
+	$(BIN)/python -m bench.masking_bench
 
 clean:
 	rm -rf $(VENV) proto/node_modules examples/node/node_modules .mypy_cache .ruff_cache .pytest_cache

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 import re2
 
@@ -79,7 +80,8 @@ POSITION_PATTERNS: tuple[tuple[str, str], ...] = (
 )
 
 # Any name: its value is masked only when it looks random (checked in Python, below).
-_ASSIGNED_VALUE = r"""[=:][ \t]*(?:\\?["'])?([A-Za-z0-9+/_-]{20,}={0,2})"""
+_MIN_RANDOM = 20
+_ASSIGNED_VALUE = rf"""[=:][ \t]*(?:\\?["'])?([A-Za-z0-9+/_-]{{{_MIN_RANDOM},}}={{0,2}})"""
 MIN_ENTROPY_BITS = 4.0  # per character; random base64 is ~5.5, English words ~3-3.5
 
 MASK = "****"
@@ -91,11 +93,8 @@ DEFAULT_LITERALS = (
     "AKIA", "ASIA", "ABIA", "ACCA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
     "glpat-", "xox", "sk-", "AIza", "_live_", "eyJ", "-----BEGIN ",
 )  # fmt: skip
-# The same for the position patterns, on lower-cased text.
-POSITION_LITERALS = (
-    "pass", "secret", "token", "credential", "key", "pwd", "auth", "://", "-u", "--user",
-    "-----begin", "mysql", "mariadb",
-)  # fmt: skip
+# Past this length one RE2 pass is cheaper than the substring tests.
+_LITERAL_CHECK_LENGTH = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,18 +130,43 @@ def looks_random(value: str) -> bool:
     )
 
 
+class _Regex:
+    """One pattern compiled twice: ASCII text (most of it) is searched as bytes, which the
+    RE2 binding does several times faster; byte and character offsets then agree."""
+
+    __slots__ = ("groups", "on_bytes", "on_text")
+
+    def __init__(self, pattern: str) -> None:
+        self.on_text = re2.compile(pattern)
+        self.on_bytes = re2.compile(pattern.encode())
+        self.groups: int = self.on_text.groups
+
+    def of(self, subject: str | bytes) -> Any:
+        return self.on_bytes if isinstance(subject, bytes) else self.on_text
+
+
+def _subject(text: str) -> str | bytes:
+    return text.encode() if text.isascii() else text
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
 class SecretScanner:
     """Compiled once; shared by the egress inspector, the decision log and the server log."""
 
     def __init__(self, patterns: tuple[tuple[str, str], ...] = SECRET_PATTERNS) -> None:
         self._literals = DEFAULT_LITERALS if patterns is SECRET_PATTERNS else None
-        self._kinds = [kind for kind, _ in patterns]
-        self._patterns = [re2.compile(pattern) for _, pattern in patterns]
-        combined = "|".join(f"(?:{pattern})" for _, pattern in patterns)
-        self._any = re2.compile(combined)
-        self._positions = [(kind, re2.compile(p)) for kind, p in POSITION_PATTERNS]
-        self._any_position = re2.compile("|".join(f"(?:{p})" for _, p in POSITION_PATTERNS))
-        self._assigned = re2.compile(_ASSIGNED_VALUE)
+        self._shapes = [(kind, _Regex(pattern)) for kind, pattern in patterns]
+        self._any_shape = _Regex("|".join(f"(?:{pattern})" for _, pattern in patterns))
+        self._positions = [(kind, _Regex(p)) for kind, p in POSITION_PATTERNS]
+        self._any_position = _Regex("|".join(f"(?:{p})" for _, p in POSITION_PATTERNS))
+        self._assigned = _Regex(_ASSIGNED_VALUE)
+        # One RE2 pass says whether anything at all may need masking. On long texts it is
+        # cheaper than substring tests (each of which is a pass of its own).
+        everything = [p for _, p in patterns] + [p for _, p in POSITION_PATTERNS]
+        self._any_at_all = _Regex("|".join(f"(?:{p})" for p in [*everything, _ASSIGNED_VALUE]))
         # Verdict texts are mostly fixed rule messages: each is scanned once, not per call.
         self._clean: dict[str, None] = {}
 
@@ -154,55 +178,76 @@ class SecretScanner:
                 continue
             if self._spans(text):
                 return True
-            if len(text) <= _REMEMBERED_LENGTH:
-                if len(clean) >= _MAX_REMEMBERED:
-                    clean.clear()
-                clean[text] = None
+            self._remember_clean(text)
         return False
+
+    def _remember_clean(self, text: str) -> None:
+        if len(text) <= _REMEMBERED_LENGTH:
+            clean = self._clean
+            if len(clean) >= _MAX_REMEMBERED:
+                clean.clear()
+            clean[text] = None
 
     def find(self, text: str) -> list[SecretMatch]:
         """Credentials recognisable by their shape (what egress blocks)."""
-        if self._literals is not None and not any(lit in text for lit in self._literals):
+        return self._find(text, None)
+
+    def _find(self, text: str, subject: str | bytes | None) -> list[SecretMatch]:
+        if (
+            self._literals is not None
+            and len(text) <= _LITERAL_CHECK_LENGTH
+            and not any(lit in text for lit in self._literals)
+        ):
             return []
-        if not self._any.search(text):
+        if subject is None:
+            subject = _subject(text)
+        if not self._any_shape.of(subject).search(subject):
             return []  # one linear pass for the common case
         found: list[SecretMatch] = []
-        for kind, pattern in zip(self._kinds, self._patterns, strict=True):
-            for match in pattern.finditer(text):
+        for kind, pattern in self._shapes:
+            for match in pattern.of(subject).finditer(subject):
                 found.append(SecretMatch(kind, match.start(), match.end()))
         return found
 
     def find_positions(self, text: str) -> list[SecretMatch]:
         """Values that are secret because of where they stand (what masking also hides)."""
+        return self._find_positions(text, _subject(text))
+
+    def _find_positions(self, text: str, subject: str | bytes) -> list[SecretMatch]:
         found: list[SecretMatch] = []
-        lowered = text.lower()
-        if any(lit in lowered for lit in POSITION_LITERALS) and self._any_position.search(text):
+        if self._any_position.of(subject).search(subject):
             for kind, pattern in self._positions:
-                for match in pattern.finditer(text):
+                for match in pattern.of(subject).finditer(subject):
                     for group in range(1, pattern.groups + 1):
                         start, end = match.span(group)
                         if start >= 0 and end > start:
                             found.append(SecretMatch(kind, start, end))
-        if len(text) >= 21:
-            for match in self._assigned.finditer(text):
-                if looks_random(match.group(1)):
+        if len(text) > _MIN_RANDOM:
+            for match in self._assigned.of(subject).finditer(subject):
+                if looks_random(_text(match.group(1))):
                     found.append(SecretMatch("random_value", match.start(1), match.end(1)))
         return found
 
     def _spans(self, text: str) -> list[_Span]:
+        subject = _subject(text)
+        if not self._any_at_all.of(subject).search(subject):
+            return []
         # A PEM BEGIN line is a label, not key material: its block's body is masked instead.
         spans = [
             _Span(m.start, m.end, min(4, (m.end - m.start) // 4))
-            for m in self.find(text)
+            for m in self._find(text, subject)
             if m.kind != "private_key"
         ]
-        spans += [_Span(m.start, m.end, 0) for m in self.find_positions(text)]
+        spans += [_Span(m.start, m.end, 0) for m in self._find_positions(text, subject)]
         return spans
 
     def mask(self, text: str) -> str:
         """Hide every secret; a shaped key keeps a short prefix so operators can tell which."""
+        if text in self._clean:
+            return text  # session ids, tool names, repeated commands: scanned once
         spans = self._spans(text)
         if not spans:
+            self._remember_clean(text)
             return text
         out: list[str] = []
         cursor = 0
