@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 CHART := helm/agent-policy-sidecar
 HELM := $(VENV)/tools/helm
 
-.PHONY: serve test venv dev lint format typecheck lint-proto generate unit clean bench eval policy-test \
+.PHONY: serve test venv dev lint format typecheck lint-proto generate unit clean bench eval policy-test mutate \
 	tools promtool lint-docker lint-helm lint-prom
 
 serve: venv  ## Install and start the sidecar with the bundled policies.
@@ -75,7 +75,7 @@ format: dev
 	$(BIN)/ruff format .
 
 typecheck: dev
-	$(BIN)/mypy sidecar tests bench
+	$(BIN)/mypy sidecar tests bench tools
 
 policy-test: dev  ## The bundled policy's own test suites (policies/tests).
 	$(BIN)/sidecar check
@@ -97,6 +97,9 @@ bench: dev  ## Speed, as ratios against baselines measured in the same run.
 	$(BIN)/python -m bench.inspect_bench
 	$(BIN)/python -m bench.project_bench
 	$(BIN)/python -m bench.masking_bench
+
+mutate: dev  ## Mutation testing of the security core (pyproject [tool.sidecar.mutation]).
+	$(BIN)/python -m tools.mutate
 
 clean:
 	rm -rf $(VENV) proto/node_modules examples/node/node_modules .mypy_cache .ruff_cache .pytest_cache

@@ -86,6 +86,27 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--grace-seconds", type=float, metavar="S", help="drain time on SIGTERM")
     serve.add_argument("--decision-log", metavar="TARGET", help="'stderr', 'off' or a file path")
     serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"))
+    serve.add_argument(
+        "--approval-token-file",
+        type=Path,
+        metavar="FILE",
+        help="bearer token RecordDecision requires (keep it from the agent's tools)",
+    )
+    serve.add_argument(
+        "--approval-question-ttl-seconds",
+        type=float,
+        metavar="S",
+        help="how long an approval question can be answered (default 86400)",
+    )
+    serve.add_argument(
+        "--approval-once-ttl-seconds",
+        type=float,
+        metavar="S",
+        help="how long a once answer waits for its call (default 3600)",
+    )
+    serve.add_argument(
+        "--approval-max-questions", type=int, metavar="N", help="unanswered questions kept"
+    )
 
     inspect = commands.add_parser(
         "inspect",
@@ -168,6 +189,10 @@ def _serve(args: argparse.Namespace) -> int:
         "grace_seconds": args.grace_seconds,
         "decision_log": args.decision_log,
         "log_level": args.log_level,
+        "approval_token_file": args.approval_token_file,
+        "approval_question_ttl_seconds": args.approval_question_ttl_seconds,
+        "approval_once_ttl_seconds": args.approval_once_ttl_seconds,
+        "approval_max_questions": args.approval_max_questions,
     }
     settings = load_settings(flags, config_file=args.config)
     configure_server_log(settings.log_level, sys.stderr, SecretScanner())

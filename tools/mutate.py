@@ -166,7 +166,9 @@ def _alternatives(pattern: str) -> Iterator[tuple[int, int]]:
             depth_starts.append(index + 1)
             bars[len(depth_starts) - 1] = []
         elif char == ")" and len(depth_starts) > 1:
-            spans += _group_alternatives(pattern, depth_starts.pop(), index, bars.pop(len(depth_starts)))
+            spans += _group_alternatives(
+                pattern, depth_starts.pop(), index, bars.pop(len(depth_starts))
+            )
         elif char == "|":
             bars[len(depth_starts) - 1].append(index)
         index += 1
@@ -211,7 +213,7 @@ class _Collector(ast.NodeVisitor):
         self.generic_visit(node)
         self.scope.pop()
 
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _scoped  # noqa: N815
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _scoped
 
     def _skip_all(self, node: ast.AST) -> None:
         for child in ast.walk(node):
@@ -232,11 +234,14 @@ class _Collector(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         # Log text is not behaviour: log calls keep their strings.
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            if func.value.id in ("log", "logging", "logger"):
-                for arg in node.args:
-                    if isinstance(arg, ast.Constant):
-                        self._skip.add(id(arg))
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in ("log", "logging", "logger")
+        ):
+            for arg in node.args:
+                if isinstance(arg, ast.Constant):
+                    self._skip.add(id(arg))
         self.generic_visit(node)
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
@@ -325,20 +330,18 @@ class _Collector(ast.NodeVisitor):
 def _is_string_concat(node: ast.BinOp) -> bool:
     sides = (node.left, node.right)
     return isinstance(node.op, ast.Add) and any(
-        isinstance(s, ast.Constant) and isinstance(s.value, str) or isinstance(s, ast.JoinedStr)
+        (isinstance(s, ast.Constant) and isinstance(s.value, str)) or isinstance(s, ast.JoinedStr)
         for s in sides
     )
 
 
 def _apply(tree: ast.Module, target_index: int, make: Any) -> ast.Module:
     mutated = copy.deepcopy(tree)
-    node = list(_walk_in_order(mutated))[target_index]
+    node: Any = list(_walk_in_order(mutated))[target_index]
     kind = make[0]
     if kind == "cmp":
         node.ops[make[1]] = make[2]()
-    elif kind == "boolop":
-        node.op = make[1]()
-    elif kind in ("binop", "aug"):
+    elif kind in ("boolop", "binop", "aug"):
         node.op = make[1]()
     elif kind == "unwrap":
         _replace(mutated, node, node.operand)
@@ -526,7 +529,10 @@ def _spawn(target: Target, source: str | None, scratch: Path) -> int:
 
 
 def summarise(target: Target, outcomes: list[Outcome]) -> dict[str, Any]:
-    counts = {s: sum(o.status == s for o in outcomes) for s in ("killed", "timeout", "survived", "equivalent")}
+    counts = {
+        s: sum(o.status == s for o in outcomes)
+        for s in ("killed", "timeout", "survived", "equivalent")
+    }
     judged = counts["killed"] + counts["timeout"] + counts["survived"]
     score = (counts["killed"] + counts["timeout"]) / judged if judged else 1.0
     return {"module": target.path, **counts, "score": round(score, 4)}
@@ -560,7 +566,9 @@ def main(argv: list[str] | None = None) -> int:
             all_outcomes[target.path] = [asdict(o) for o in sorted(outcomes, key=lambda o: o.id)]
     args.report.parent.mkdir(parents=True, exist_ok=True)
     args.report.write_text(json.dumps({"summary": summaries, "mutants": all_outcomes}, indent=1))
-    print(f"\n{'module':<36} {'killed':>7} {'timeout':>8} {'survived':>9} {'equiv':>6} {'score':>7}")
+    print(
+        f"\n{'module':<36} {'killed':>7} {'timeout':>8} {'survived':>9} {'equiv':>6} {'score':>7}"
+    )
     failing = False
     for row in summaries:
         print(
