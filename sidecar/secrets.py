@@ -29,7 +29,8 @@ SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     ("gitlab_token", r"\bglpat-[A-Za-z0-9_-]{20,}\b"),
     ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),
     ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_-]{20,}\b"),
-    ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}\b"),
+    # Also sk-proj-, sk-svcacct-, sk-admin-: the class takes their dash.
+    ("openai_key", r"\bsk-[A-Za-z0-9_-]{20,}\b"),
     ("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
     ("stripe_key", r"\b(?:sk|rk)_live_[0-9A-Za-z]{20,}\b"),
     ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
@@ -42,11 +43,11 @@ _VALUE = (
     r"""(?:\\"((?:[^"\\]|\\[^"])*)\\"|"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|"""
     r"""([^\s"'\\,;&|<>(){}\[\]`]+))"""
 )
-_SEPARATOR = r"""(?:\\?["'])?[ \t]*[:=][ \t]*"""
+_SEPARATOR = r"""(?:\\?["'])?(?:[ \t]|\\t)*[:=](?:[ \t]|\\t)*"""
 # Names whose value is a secret: PGPASSWORD, client_secret, GITHUB_TOKEN, x-api-key, MYSQL_PWD…
 _SECRET_NAME = (
     r"(?:pass(?:word|wd|phrase)|secret|token|credentials?"  # noqa: S105 (names, not a password)
-    r"|[_.-](?:key|pass|pwd)|(?:api|access|account|secret|private|master|sharedaccess)key"
+    r"|[_.-](?:key|pass|pwd)|(?:api|access|account|secret|private|master)key"
     r"|(?:^|[^a-z0-9_.-])auth)"
 )
 _MYSQL = r"(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlpump|mariadb)"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 from sidecar.inspection.chain import ChainLink, InspectorChain, merge
 from sidecar.inspection.inspector import LocalInspector
@@ -219,3 +220,55 @@ async def test_aclose_skips_inspectors_without_it() -> None:
     )
     await chain.aclose()
     assert waits.closed
+
+
+class Tuple(LocalInspector):
+    name = "tuple"
+
+    def inspect_now(self, calls: Sequence[ToolCall], context: InspectionContext) -> Any:
+        return tuple([] for _ in calls)  # the right length, the wrong type
+
+
+async def test_a_local_inspector_must_return_a_list() -> None:
+    chain = InspectorChain([ChainLink(Tuple(), 1.0, "deny")], Metrics())
+    result = await chain.run(CALLS, CONTEXT)
+    assert result.failures == {"tuple": "exception"}
+
+
+async def test_inspector_durations_are_plausible() -> None:
+    metrics = Metrics()
+    chain = InspectorChain([ChainLink(Waits(0.01), 1.0)], metrics)
+    await chain.run(CALLS, CONTEXT)
+    total = metrics.registry.get_sample_value(
+        "sidecar_inspector_duration_seconds_sum", {"inspector": "waits"}
+    )
+    assert total is not None and 0.005 <= total < 60  # an interval, not a clock reading
+
+
+class AnswersDespiteTimeout:
+    """Catches its cancellation, waits once more, and still answers."""
+
+    name = "stubborn"
+
+    async def inspect(
+        self, calls: Sequence[ToolCall], context: InspectionContext
+    ) -> list[list[Finding]]:
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            await asyncio.sleep(0)
+        return [[finding(Verdict.DENY, "stubborn")] for _ in calls]
+
+
+async def test_an_inspector_that_handles_its_own_timeout_is_heard() -> None:
+    chain = InspectorChain([ChainLink(AnswersDespiteTimeout(), 0.02, "skip")], Metrics())
+    result = await chain.run(CALLS, CONTEXT)
+    assert [v.verdict for v in result.verdicts] == [Verdict.DENY] * 2
+    assert result.failures == {}
+
+
+async def test_only_timeouts_are_logged_as_timeouts(caplog: Any) -> None:
+    chain = InspectorChain([ChainLink(FailsAfterWaiting(), 1.0, "skip")], Metrics())
+    await chain.run(CALLS, CONTEXT)
+    assert "late_failure failed (decision dec-7)" in caplog.text
+    assert "timed out" not in caplog.text

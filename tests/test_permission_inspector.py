@@ -59,6 +59,8 @@ WORKSPACE = inspector(
         ("rm /", True),
         ("rm /workspace/../etc/passwd", True),
         ("rm $HOME/x", True),
+        ("rm $X/y", True),
+        ('rm "$D"', True),
         ("rm ~/x", True),
         ("rm a/../../x", True),
         ("rm ../x", True),
@@ -165,7 +167,8 @@ def test_the_strictest_tool_rule_wins_and_gives_its_reason() -> None:
         asked = judge(permission, tool="deploy_dev")
         assert asked.verdict is Verdict.REQUIRE_APPROVAL
         assert asked.message == "policy rule ask_before for 'deploy_*'"
-        assert judge(permission, tool="deploy").verdict is Verdict.ALLOW
+        allowed = judge(permission, tool="deploy", mode=Mode.APPROVE)
+        assert (allowed.verdict, allowed.rule_id) == (Verdict.ALLOW, "permission.always_allow")
         assert judge(permission, tool="other", mode=Mode.APPROVE).verdict is (
             Verdict.REQUIRE_APPROVAL
         )
@@ -201,7 +204,12 @@ def test_standing_answers_sit_between_never_allow_and_other_rules() -> None:
 
 
 READ_ONLY = inspector(
-    read_only_commands=[{"command": "ls"}, {"command": "git status"}, {"command": "cat"}],
+    read_only_commands=[
+        {"command": "ls"},
+        {"command": "git status"},
+        {"command": "git stash list"},
+        {"command": "cat"},
+    ],
     read_only_tools=["read_*"],
 )
 
@@ -213,6 +221,9 @@ READ_ONLY = inspector(
         ("ls && git status", True),
         ("cat x > /dev/null", True),
         ("ls 2>/dev/stderr", True),
+        ("ls > /dev/stdout", True),
+        ("git stash list", True),
+        ("git stash", False),
         ("ls > out.txt", False),  # writes a file
         ("ls; rm -rf x", False),
         ("git push", False),
@@ -260,7 +271,12 @@ def test_read_only_hints_and_globs_for_opaque_tools() -> None:
     assert judge(READ_ONLY, tool="fetch", mode=Mode.SMART_APPROVE).verdict is (
         Verdict.REQUIRE_APPROVAL
     )
-    assert judge(READ_ONLY, tool="read_file", mode=Mode.SMART_APPROVE).verdict is Verdict.ALLOW
+    globbed = judge(READ_ONLY, tool="read_file", mode=Mode.SMART_APPROVE)
+    assert (globbed.verdict, globbed.rule_id, globbed.message) == (
+        Verdict.ALLOW,
+        "permission.read_only",
+        "read_file only reads",
+    )
     assert judge(READ_ONLY, tool="read_file", mode=Mode.SMART_APPROVE, hint=False).verdict is (
         Verdict.REQUIRE_APPROVAL
     )
@@ -301,3 +317,57 @@ def test_remembered_answers_are_bounded() -> None:
     assert len(plain._asks) <= 4096 and len(plain._tool_rules) <= 4096
     assert len(plain._asks) >= 1 and len(plain._tool_rules) >= 1
     assert judge(plain, tool="x1").verdict is Verdict.REQUIRE_APPROVAL
+
+
+def test_a_root_is_a_directory_not_a_prefix_of_characters() -> None:
+    permission = inspector(
+        workspace_roots=["/srv/X"],
+        commands=[{"command": "rm", "outside_workspace": True, "action": "never_allow"}],
+    )
+    assert judge(permission, "rm /srv/X/a").verdict is Verdict.ALLOW
+    assert judge(permission, "rm /srv/Y/a").verdict is Verdict.DENY
+    assert judge(permission, "rm /srv/XY/a").verdict is Verdict.DENY
+
+
+def test_long_command_patterns_compare_every_word() -> None:
+    permission = inspector(
+        commands=[{"command": "kubectl rollout restart", "action": "never_allow"}]
+    )
+    assert judge(permission, "kubectl rollout restart deploy/x").verdict is Verdict.DENY
+    assert judge(permission, "kubectl rollout status deploy/x").verdict is Verdict.ALLOW
+
+
+def test_a_rule_that_does_not_apply_does_not_hide_the_next_one() -> None:
+    permission = inspector(
+        workspace_roots=["/w"],
+        commands=[
+            {"command": "rm", "outside_workspace": True, "action": "never_allow"},
+            {"command": "rm", "action": "ask_before", "reason": "removing files"},
+        ],
+    )
+    inside = judge(permission, "rm x")
+    assert (inside.verdict, inside.message) == (Verdict.REQUIRE_APPROVAL, "removing files")
+    assert judge(permission, "rm /etc/x").verdict is Verdict.DENY
+
+
+def test_an_equally_strict_command_rule_keeps_the_tool_rules_reason() -> None:
+    permission = inspector(
+        tools=[{"tool": "shell", "action": "ask_before", "reason": "the shell asks"}],
+        commands=[{"command": "git push", "action": "ask_before", "reason": "pushing"}],
+    )
+    asked = judge(permission, "git push")
+    assert (asked.rule_id, asked.message) == ("permission.ask_before", "the shell asks")
+    stricter = inspector(
+        tools=[{"tool": "shell", "action": "ask_before", "reason": "the shell asks"}],
+        commands=[{"command": "git push", "action": "never_allow", "reason": "no pushing"}],
+    )
+    denied = judge(stricter, "git push")
+    assert (denied.rule_id, denied.message) == ("permission.command.never_allow", "no pushing")
+
+
+def test_other_tools_are_judged_where_command_rules_exist() -> None:
+    permission = inspector(commands=[{"command": "git push", "action": "never_allow"}])
+    assert judge(permission, tool="write_file").verdict is Verdict.ALLOW
+    assert judge(permission, tool="write_file", mode=Mode.APPROVE).verdict is (
+        Verdict.REQUIRE_APPROVAL
+    )

@@ -25,27 +25,34 @@ SHAPES: dict[str, list[str]] = {
     "aws_access_key": [prefix + "ABCDEFGHIJ234567" for prefix in ("AKIA", "ASIA", "ABIA", "ACCA")],
     "github_token": [p + "_" + A36 for p in ("ghp", "gho", "ghu", "ghs", "ghr")]
     + ["ghp_" + "a" * 255],
-    "github_pat": ["github_pat_" + "A_1b" * 5 + "Cd", "github_pat_" + "x" * 80],
-    "gitlab_token": ["glpat-" + "a_B-" * 5 + "c", "glpat-" + "z" * 40],
-    "slack_token": ["xox" + k + "-" + "12345-abcd" for k in "abposr"],
+    "github_pat": ["github_pat_" + "A_1b" * 5 + "Cd", "github_pat_" + "x" * 255],
+    "gitlab_token": ["glpat-" + "a_B-9" * 4 + "c", "glpat-" + "z" * 40],
+    "slack_token": ["xox" + k + "-" + "12345-abCD" for k in "abposr"],
     "anthropic_key": ["sk-ant-" + "api03_" + "Q-" * 7 + "q", "sk-ant-" + "a" * 20],
     "openai_key": [
         "sk-" + "a" * 20,
-        "sk-proj-" + "Ab_-" * 5 + "c",
+        "sk-proj-" + "Ab_-9" * 4 + "c",
         "sk-svcacct-" + "x" * 30,
         "sk-admin-" + "y" * 24,
     ],
     "google_api_key": ["AIza" + "0aZ_-" * 6 + "0aZ_b"],
     "stripe_key": ["sk_live_" + "a1" * 10, "rk_live_" + "Z9" * 15],
-    "jwt": ["eyJ" + "hbGciOiJ" + ".eyJ" + "zdWIiOiIx" + "." + "abc_-DEF"],
+    "jwt": ["eyJ" + "hbGc_-J9" + ".eyJ" + "zdW_-Oi9" + "." + "ab9_-DEF"],
     "private_key": [
         "-----BEGIN PRIVATE KEY-----",
         "-----BEGIN RSA PRIVATE KEY-----",
         "-----BEGIN OPENSSH PRIVATE KEY-----",
+        "-----BEGIN X509 PRIVATE KEY-----",
     ],
 }
 
-# Near misses: one step outside each pattern; none may be found.
+# Near misses: one step outside a pattern; that kind may not be found (another may).
+KIND_NEAR_MISSES = [
+    ("anthropic_key", "sk-ant-" + "a" * 19),
+    ("jwt", "eyJ" + "a" * 8 + ".eyJ" + "a" * 8 + "." + "a" * 7),
+    ("github_pat", "github_pat_" + "x" * 256),
+    ("github_token", "ghp_" + "a" * 256),
+]
 NEAR_MISSES = [
     "AKIA" + "ABCDEFGHIJ23456",  # 15 characters after the prefix
     "AKIA" + "ABCDEFGHIJ2345678",  # 17: part of a longer word
@@ -106,6 +113,25 @@ def test_each_shape_is_found_whole_anywhere_in_the_text(kind: str, sample: str) 
     for text, offset in ((sample, 0), (f"x {sample} y", 2), (f"a={sample}", 2)):
         found = [(m.kind, m.start, m.end) for m in SCANNER.find(text) if m.kind == kind]
         assert found == [(kind, offset, offset + len(sample))], text
+
+
+@pytest.mark.parametrize(("kind", "text"), KIND_NEAR_MISSES)
+def test_near_misses_are_not_that_kind(kind: str, text: str) -> None:
+    assert kind not in [m.kind for m in SCANNER.find(text)]
+
+
+@pytest.mark.parametrize(
+    ("kind", "sample"),
+    [(k, s) for k, v in SHAPES.items() for s in v if k != "private_key"],
+)
+def test_shapes_start_and_end_at_word_boundaries(kind: str, sample: str) -> None:
+    assert kind not in [m.kind for m in SCANNER.find("x" + sample)]
+    assert kind not in [m.kind for m in SCANNER.find("_" + sample)]
+    if kind != "jwt":  # a JWT's last segment may end on a dash
+        spans = [(m.start, m.end) for m in SCANNER.find(sample + "-") if m.kind == kind]
+        assert spans == [(0, len(sample))]  # never ends on a dash
+    whole = [(m.start, m.end) for m in SCANNER.find(sample + "_") if m.kind == kind]
+    assert (0, len(sample)) not in whole  # a word character continues it
 
 
 @pytest.mark.parametrize("text", NEAR_MISSES)
@@ -179,6 +205,17 @@ POSITIONS = [
     ("curl https://user:hunter2@db.example/x", "hunter2", f"curl https://user:{MASK}@db.example/x"),
     ("postgres://app:s3cr3t@db:5432/app", "s3cr3t", f"postgres://app:{MASK}@db:5432/app"),
     ("mysql -u root -phunter2 shop", "hunter2", f"mysql -u root -p{MASK} shop"),
+    *[
+        (f"{program} -u root -phunter2 shop", "hunter2", f"{program} -u root -p{MASK} shop")
+        for program in (
+            "mysqladmin",
+            "mysqlimport",
+            "mysqlshow",
+            "mysqlcheck",
+            "mysqlpump",
+            "mariadb",
+        )
+    ],  # fmt: skip
     ("mysqldump -h db -pHunter2! shop", "Hunter2!", f"mysqldump -h db -p{MASK} shop"),
     ("MYSQL_PWD=hunter2 mysql shop", "hunter2", f"MYSQL_PWD={MASK} mysql shop"),
     ("PGPASSWORD=hunter2 psql -h db", "hunter2", f"PGPASSWORD={MASK} psql -h db"),
@@ -201,6 +238,29 @@ POSITIONS = [
     ),
     ("Authorization: Basic dXNlcjpwYXNz", "dXNlcjpwYXNz", f"Authorization: Basic {MASK}"),
     ('{"auth": "dXNlcjpwYXNz"}', "dXNlcjpwYXNz", f'{{"auth": "{MASK}"}}'),
+    ("passwd=hunter2", "hunter2", f"passwd={MASK}"),
+    ("GPG_PASSPHRASE=a1b2c3 rest", "a1b2c3", f"GPG_PASSPHRASE={MASK} rest"),
+    ("DB_PASS=hunter2", "hunter2", f"DB_PASS={MASK}"),
+    ("db.pass=hunter2", "hunter2", f"db.pass={MASK}"),
+    ("x-api-key: abc123", "abc123", f"x-api-key: {MASK}"),
+    ("app.key=abc123", "abc123", f"app.key={MASK}"),
+    ("apikey=abc123", "abc123", f"apikey={MASK}"),
+    ("AccessKey=abc123", "abc123", f"AccessKey={MASK}"),
+    (
+        "DefaultEndpointsProtocol=https;AccountKey=abc123;",
+        "abc123",
+        f"DefaultEndpointsProtocol=https;AccountKey={MASK};",
+    ),
+    ("SharedAccessKey=abc123", "abc123", f"SharedAccessKey={MASK}"),
+    ("secretkey=abc123", "abc123", f"secretkey={MASK}"),
+    ("privatekey=abc123", "abc123", f"privatekey={MASK}"),
+    ("MasterKey=abc123", "abc123", f"MasterKey={MASK}"),
+    ("GOOGLE_CREDENTIALS=abc123", "abc123", f"GOOGLE_CREDENTIALS={MASK}"),
+    ("credential=abc123", "abc123", f"credential={MASK}"),
+    ("auth=abc123 next", "abc123", f"auth={MASK} next"),
+    ("{'password': 'hunter2x'}", "hunter2x", f"{{'password': '{MASK}'}}"),
+    ("PASSWORD\t=\thunter2", "hunter2", f"PASSWORD\t=\t{MASK}"),
+    ('DB_PASSWORD="a\\"b c"', 'a\\"b c', f'DB_PASSWORD="{MASK}"'),
     (
         "SOME_SETTING=Zx8Kq2LmN4pR7sT1vW3yB6dF9gH0jK",
         "Zx8Kq2LmN4pR7sT1vW3yB6dF9gH0jK",
@@ -210,6 +270,21 @@ POSITIONS = [
         "cat > k.pem <<EOF\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow+/IBAAK=\nQWERTY\n-----END RSA PRIVATE KEY-----\nEOF",
         "MIIEow+/IBAAK=\nQWERTY",
         f"cat > k.pem <<EOF\n-----BEGIN RSA PRIVATE KEY-----{MASK}-----END RSA PRIVATE KEY-----\nEOF",
+    ),
+    (
+        "-----BEGIN X509 PRIVATE KEY-----\nQk9EWQ==\n-----END X509 PRIVATE KEY----- done",
+        "Qk9EWQ==",
+        f"-----BEGIN X509 PRIVATE KEY-----{MASK}-----END X509 PRIVATE KEY----- done",
+    ),
+    (
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: 1\n\nlQdGBF==\n-----END PGP PRIVATE KEY BLOCK-----",
+        "lQdGBF==",
+        f"-----BEGIN PGP PRIVATE KEY BLOCK-----{MASK}-----END PGP PRIVATE KEY BLOCK-----",
+    ),
+    (
+        "-----BEGIN EC PRIVATE KEY-----\\r\\nMHcCAQEE\\r\\nb2Fa\\tQ==",  # cut, escaped
+        "MHcCAQEE",
+        f"-----BEGIN EC PRIVATE KEY-----{MASK}",
     ),
     (
         "-----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXk\\nAAAA",  # cut: no END line
@@ -224,6 +299,15 @@ def test_secrets_in_known_positions_are_masked_whole(text: str, secret: str, mas
     assert SCANNER.mask(text) == masked
     assert secret not in SCANNER.mask(text)
     assert SCANNER.any_in([text])
+
+
+def test_a_json_escaped_quoted_value_with_escapes_inside() -> None:
+    import json
+
+    text = json.dumps({"command": 'export API_TOKEN="abc\\\\def ghi"'})
+    masked = SCANNER.mask(text)
+    assert "abc" not in masked and "ghi" not in masked
+    assert masked == '{"command": "export API_TOKEN=\\"****\\""}'
 
 
 def test_positions_inside_json_escaped_text() -> None:
@@ -283,3 +367,38 @@ def test_a_scanner_with_other_patterns_has_no_literal_shortcut() -> None:
     scanner = SecretScanner((("custom", r"\bcustom-[0-9]{4}\b"),))
     assert [m.kind for m in scanner.find("a custom-1234 b")] == ["custom"]
     assert scanner.find("custom-123") == []
+
+
+def test_pem_blocks_keep_their_labels_and_hide_only_the_body() -> None:
+    import json
+
+    untyped = "-----BEGIN PRIVATE KEY-----\nMIIEvQ==\n-----END PRIVATE KEY-----"
+    assert SCANNER.mask(untyped) == f"-----BEGIN PRIVATE KEY-----{MASK}-----END PRIVATE KEY-----"
+    empty = "-----BEGIN RSA PRIVATE KEY----------END RSA PRIVATE KEY-----"
+    assert SCANNER.mask(empty) == empty  # nothing between the labels to hide
+    block = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow==\n-----END RSA PRIVATE KEY-----"
+    escaped = json.dumps({"key": block, "next": "value"})
+    assert SCANNER.mask(escaped) == json.dumps(
+        {
+            "key": f"-----BEGIN RSA PRIVATE KEY-----{MASK}-----END RSA PRIVATE KEY-----",
+            "next": "value",
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIE", "pem_block"),
+        ("https://u:pw@h", "url_password"),
+        ("TOKEN=x", "named_secret"),
+        ("--password x", "password_option"),
+        ("mysql -pX", "mysql_password"),
+        ("sshpass -p x", "sshpass"),
+        ("curl -u a:b", "user_password"),
+        ("Authorization: x", "authorization"),
+        ("v=Zx8Kq2LmN4pR7sT1vW3yB6dF9gH0jK", "random_value"),
+    ],
+)
+def test_each_position_reports_its_kind(text: str, kind: str) -> None:
+    assert kind in {m.kind for m in SCANNER.find_positions(text)}

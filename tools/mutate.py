@@ -471,7 +471,11 @@ def run_one(target: Target, source: str | None, timeout: float, scratch: Path) -
 
 
 def run_target(
-    target: Target, jobs: int, equivalents: dict[str, str], scratch: Path
+    target: Target,
+    jobs: int,
+    equivalents: dict[str, str],
+    scratch: Path,
+    only: set[str] | None = None,
 ) -> list[Outcome]:
     started = time.monotonic()
     baseline = run_one(target, None, 600, scratch)
@@ -479,7 +483,7 @@ def run_target(
     if baseline != "survived":
         raise SystemExit(f"{target.path}: its tests fail without any mutation; fix them first")
     timeout = max(30.0, took * 5)
-    mutants = mutants_of(target)
+    mutants = [m for m in mutants_of(target) if only is None or m.id in only]
     print(f"{target.path}: {len(mutants)} mutants, tests take {took:.1f}s", flush=True)
     outcomes: list[Outcome] = []
     running: dict[int, tuple[Mutant, float]] = {}
@@ -545,6 +549,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
     parser.add_argument("--report", type=Path, default=ROOT / ".mutation" / "report.json")
     parser.add_argument("--threshold", type=float, default=0.90)
+    parser.add_argument(
+        "--survivors-of", type=Path, help="only rerun the mutants that survived in this report"
+    )
     args = parser.parse_args(argv)
     targets = [t for t in load_targets() if not args.module or t.path in args.module]
     if args.list:
@@ -557,11 +564,15 @@ def main(argv: list[str] | None = None) -> int:
     for name in WARM_IMPORTS:
         __import__(name)
     equivalents = load_equivalents()
+    only: set[str] | None = None
+    if args.survivors_of is not None:
+        previous = json.loads(args.survivors_of.read_text())["mutants"]
+        only = {m["id"] for ms in previous.values() for m in ms if m["status"] == "survived"}
     summaries = []
     all_outcomes: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory(prefix="mutate-") as scratch:
         for target in targets:
-            outcomes = run_target(target, args.jobs, equivalents, Path(scratch))
+            outcomes = run_target(target, args.jobs, equivalents, Path(scratch), only)
             summaries.append(summarise(target, outcomes))
             all_outcomes[target.path] = [asdict(o) for o in sorted(outcomes, key=lambda o: o.id)]
     args.report.parent.mkdir(parents=True, exist_ok=True)
