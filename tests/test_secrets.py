@@ -215,7 +215,7 @@ POSITIONS = [
             "mysqlpump",
             "mariadb",
         )
-    ],  # fmt: skip
+    ],
     ("mysqldump -h db -pHunter2! shop", "Hunter2!", f"mysqldump -h db -p{MASK} shop"),
     ("MYSQL_PWD=hunter2 mysql shop", "hunter2", f"MYSQL_PWD={MASK} mysql shop"),
     ("PGPASSWORD=hunter2 psql -h db", "hunter2", f"PGPASSWORD={MASK} psql -h db"),
