@@ -43,14 +43,14 @@ _VALUE = (
     r"""(?:\\"((?:[^"\\]|\\[^"])*)\\"|"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|"""
     r"""([^\s"'\\,;&|<>(){}\[\]`]+))"""
 )
-_SEPARATOR = r"""(?:\\?["'])?(?:[ \t]|\\t)*[:=](?:[ \t]|\\t)*"""
+_BLANK = r"(?:[ \t]|\\t)"  # a space or tab, also as JSON escapes it
+_SEPARATOR = rf"""(?:\\?["'])?{_BLANK}*[:=]{_BLANK}*"""
 # Names whose value is a secret: PGPASSWORD, client_secret, GITHUB_TOKEN, x-api-key, MYSQL_PWD…
 _SECRET_NAME = (
     r"(?:pass(?:word|wd|phrase)|secret|token|credentials?"  # noqa: S105 (names, not a password)
     r"|[_.-](?:key|pass|pwd)|(?:api|access|account|secret|private|master)key"
     r"|(?:^|[^a-z0-9_.-])auth)"
 )
-_MYSQL = r"(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlpump|mariadb)"
 
 POSITION_PATTERNS: tuple[tuple[str, str], ...] = (
     # The whole block, not just its BEGIN line; to the END line, or as far as it looks
@@ -61,21 +61,23 @@ POSITION_PATTERNS: tuple[tuple[str, str], ...] = (
         r"(?:((?:[^\"\\]|\\.)*?)-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
         r"|((?:[A-Za-z0-9+/=:,.\t\r\n -]|\\+[rnt])*))",
     ),
-    ("url_password", r"(?i)\b[a-z][a-z0-9+.-]*://[^\s/:@\"'\\]*:([^\s/@\"'\\]+)@"),
+    ("url_password", r"(?i)[a-z][a-z0-9+.-]*://[^\s/:@\"'\\]*:([^\s/@\"'\\]+)@"),
     ("named_secret", rf"(?i){_SECRET_NAME}{_SEPARATOR}{_VALUE}"),
     (
         "password_option",
-        rf"(?i)--[a-z0-9-]*(?:pass(?:word|wd|phrase)|secret|token|api-?key)(?:=|[ \t]+){_VALUE}",
+        rf"(?i)--[a-z0-9-]*(?:pass(?:word|wd|phrase)|secret|token|api-?key)(?:=|{_BLANK}+){_VALUE}",
     ),
-    ("mysql_password", rf"(?i)\b{_MYSQL}\b[^|;&\n]*?[ \t]-p([^\s\"'\\;&|]+)"),
-    ("sshpass", r"\bsshpass[ \t]+-p[ \t]*([^\s\"'\\;&|]+)"),
+    # mysql, mysqldump, mysqladmin, mysqlsh, mariadb, mariadb-dump…: masking a little more
+    # (another program whose name holds "mysql") costs nothing.
+    ("mysql_password", rf"(?i)(?:mysql|mariadb)[^|;&\n]*?{_BLANK}-p([^\s\"'\\;&|]+)"),
+    ("sshpass", rf"\bsshpass{_BLANK}+-p{_BLANK}*([^\s\"'\\;&|]+)"),
     (
         "user_password",
-        r"(?:[ \t]-u[ \t]*|--user[= \t][ \t]*)(?:\\?[\"'])?[^\s:\"'\\]+:([^\s\"'\\]+)",
+        rf"(?:{_BLANK}-u{_BLANK}*|--user(?:=|{_BLANK}){_BLANK}*)(?:\\?[\"'])?[^\s:\"'\\]*:([^\s\"'\\]+)",
     ),
     (
         "authorization",
-        r"(?i)\bauthorization[ \t]*:[ \t]*(?:(?:bearer|basic|token|digest|negotiate)[ \t]+)?"
+        rf"(?i)authorization{_BLANK}*:{_BLANK}*(?:(?:bearer|basic|token|digest|negotiate){_BLANK}+)?"
         r"([^\s\"'\\]+)",
     ),
 )

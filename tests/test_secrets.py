@@ -204,6 +204,30 @@ POSITIONS = [
     ("aws_secret_access_key = abc/DEF+123", "abc/DEF+123", f"aws_secret_access_key = {MASK}"),
     ("curl https://user:hunter2@db.example/x", "hunter2", f"curl https://user:{MASK}@db.example/x"),
     ("postgres://app:s3cr3t@db:5432/app", "s3cr3t", f"postgres://app:{MASK}@db:5432/app"),
+    ("redis://:hunter2@cache:6379", "hunter2", f"redis://:{MASK}@cache:6379"),
+    *[
+        (f"{scheme}://u:hunter2@h", "hunter2", f"{scheme}://u:{MASK}@h")
+        for scheme in ("x", "git+ssh", "s3", "x.y", "x-y", "a_https")
+    ],
+    ("mysql -phunter2", "hunter2", f"mysql -p{MASK}"),
+    ("mysql\t-phunter2", "hunter2", f"mysql\t-p{MASK}"),
+    ("mysqlsh -u root -phunter2", "hunter2", f"mysqlsh -u root -p{MASK}"),
+    ("sshpass\t-p\thunter2 ssh h", "hunter2", f"sshpass\t-p\t{MASK} ssh h"),
+    ("curl -uadmin:pw1x x", "pw1x", f"curl -uadmin:{MASK} x"),
+    ("curl -u 'admin:pw1x' x", "pw1x", f"curl -u 'admin:{MASK}' x"),
+    ('curl -u "admin:pw1x" x', "pw1x", f'curl -u "admin:{MASK}" x'),
+    ("curl --user=admin:pw1x x", "pw1x", f"curl --user=admin:{MASK} x"),
+    ("curl --user\tadmin:pw1x x", "pw1x", f"curl --user\tadmin:{MASK} x"),
+    ("curl\t-u\tadmin:pw1x x", "pw1x", f"curl\t-u\tadmin:{MASK} x"),
+    ("curl -u :pw1x x", "pw1x", f"curl -u :{MASK} x"),
+    *[
+        (f"Authorization: {scheme} abc123", "abc123", f"Authorization: {scheme} {MASK}")
+        for scheme in ("Token", "Digest", "Negotiate", "bearer")
+    ],
+    ("Authorization:Bearer abc123", "abc123", f"Authorization:Bearer {MASK}"),
+    ("Authorization:\tBearer\tabc123", "abc123", f"Authorization:\tBearer\t{MASK}"),
+    ("Authorization: Tokenabc123", "Tokenabc123", f"Authorization: {MASK}"),
+    ("x-authorization: abc123", "abc123", f"x-authorization: {MASK}"),
     ("mysql -u root -phunter2 shop", "hunter2", f"mysql -u root -p{MASK} shop"),
     *[
         (f"{program} -u root -phunter2 shop", "hunter2", f"{program} -u root -p{MASK} shop")
@@ -350,6 +374,49 @@ def test_any_in_remembers_clean_texts_without_hiding_new_secrets() -> None:
     assert not scanner.any_in(["x" * 10_000])  # long texts are scanned, not remembered
     assert scanner.any_in(["x" * 10_000 + " " + KEY])
     assert scanner.any_in(["PASSWORD=hunter2"])
+
+
+def test_the_memory_of_clean_texts_is_bounded_exactly() -> None:
+    scanner = SecretScanner()
+    for index in range(4096):
+        assert scanner.mask(f"clean {index}") == f"clean {index}"
+    assert len(scanner._clean) == 4096
+    scanner.mask("one more")
+    assert list(scanner._clean) == ["one more"]  # full: forgotten, then remembered anew
+    assert scanner.mask("one more") == "one more"  # remembered texts come back unchanged
+
+
+def test_entropy_of_exactly_four_bits_is_random_enough() -> None:
+    value = "Aa1Bb2Cc3Dd4Ee5F" * 2  # 16 characters, each as often: 4.0 bits
+    assert shannon_entropy(value) == 4.0
+    assert looks_random(value)
+
+
+def test_only_the_value_is_judged_random_not_what_precedes_it() -> None:
+    value = "FeG2bDDB3deH2gac5FGhBa37"  # 3.92 bits; with the "=" before it, 4.0
+    assert not looks_random(value) and looks_random("=" + value)
+    assert SCANNER.mask(f"X={value}") == f"X={value}"
+
+
+def test_a_text_holding_every_literal_is_still_scanned() -> None:
+    from sidecar.secrets import DEFAULT_LITERALS
+
+    text = " ".join(DEFAULT_LITERALS) + " " + KEY
+    assert [m.kind for m in SCANNER.find(text)] == ["aws_access_key"]
+
+
+def test_overlapping_spans_give_one_mask() -> None:
+    token = "ghp_" + A36
+    assert SCANNER.mask(f"TOKEN={token}/more") == f"TOKEN={MASK}"
+    jwt = "eyJ" + "a1b2c3d4e5" + ".eyJ" + "f6g7h8i9j0" + "." + "k1l2m3n4o5"
+    # A random value stops at the first dot; the JWT it holds goes on past it.
+    masked = SCANNER.mask(f"X=Zx8Kq2LmN4pR7sT1vW3yB6dF9gH0jK/{jwt}")
+    assert masked == f"X={MASK}{MASK}"
+
+
+def test_a_short_key_after_other_text_keeps_a_quarter() -> None:
+    assert SCANNER.mask("x xoxb-1234567890") == "x xox" + MASK  # 15 characters: 3 kept
+    assert SCANNER.mask("x xoxb-12345678901") == "x xoxb" + MASK  # 16 characters: 4 kept
 
 
 def test_the_memory_of_clean_texts_is_bounded() -> None:
