@@ -61,7 +61,8 @@ POSITION_PATTERNS: tuple[tuple[str, str], ...] = (
         r"(?:((?:[^\"\\]|\\.)*?)-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
         r"|((?:[A-Za-z0-9+/=:,.\t\r\n -]|\\+[rnt])*))",
     ),
-    ("url_password", r"(?i)[a-z][a-z0-9+.-]*://[^\s/:@\"'\\]*:([^\s/@\"'\\]+)@"),
+    # Any scheme (https, s3, git+ssh) ends in a letter or digit right before "://".
+    ("url_password", r"(?i)[a-z0-9]://[^\s/:@\"'\\]*:([^\s/@\"'\\]+)@"),
     ("named_secret", rf"(?i){_SECRET_NAME}{_SEPARATOR}{_VALUE}"),
     (
         "password_option",

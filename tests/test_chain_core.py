@@ -272,3 +272,25 @@ async def test_only_timeouts_are_logged_as_timeouts(caplog: Any) -> None:
     await chain.run(CALLS, CONTEXT)
     assert "late_failure failed (decision dec-7)" in caplog.text
     assert "timed out" not in caplog.text
+
+
+class AnswersAtOnceWhenCancelled:
+    """Catches its cancellation and answers at once, without waiting again."""
+
+    name = "prompt"
+
+    async def inspect(
+        self, calls: Sequence[ToolCall], context: InspectionContext
+    ) -> list[list[Finding]]:
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            return [[finding(Verdict.REQUIRE_APPROVAL, "prompt")] for _ in calls]
+        return []
+
+
+async def test_an_inspector_answering_as_it_is_cancelled_is_heard() -> None:
+    chain = InspectorChain([ChainLink(AnswersAtOnceWhenCancelled(), 0.02, "deny")], Metrics())
+    result = await chain.run(CALLS, CONTEXT)
+    assert [v.verdict for v in result.verdicts] == [Verdict.REQUIRE_APPROVAL] * 2
+    assert result.failures == {}
