@@ -11,7 +11,7 @@ CHART := helm/agent-policy-sidecar
 HELM := $(VENV)/tools/helm
 ROOTFS := $(VENV)/tools/debian-bookworm-python.tar
 
-.PHONY: serve test venv dev lint format typecheck lint-proto generate unit clean bench eval policy-test \
+.PHONY: serve test venv dev lint format typecheck lint-proto generate unit clean bench eval policy-test mutate \
 	tools promtool image-tools lint-docker lint-helm lint-prom
 
 serve: venv  ## Install and start the sidecar with the bundled policies.
@@ -89,7 +89,7 @@ format: dev
 	$(BIN)/ruff format .
 
 typecheck: dev
-	$(BIN)/mypy sidecar tests bench
+	$(BIN)/mypy sidecar tests bench tools
 
 policy-test: dev  ## The bundled policy's own test suites (policies/tests).
 	$(BIN)/sidecar check
@@ -111,6 +111,10 @@ eval: dev  ## Detection quality: team suites and the generated set (per class, t
 bench: dev  ## Speed, as ratios against baselines measured in the same run.
 	$(BIN)/python -m bench.inspect_bench
 	$(BIN)/python -m bench.project_bench
+	$(BIN)/python -m bench.masking_bench
+
+mutate: dev  ## Mutation testing of the security core (pyproject [tool.sidecar.mutation]).
+	$(BIN)/python -m tools.mutate
 
 clean:
 	rm -rf $(VENV) proto/node_modules examples/node/node_modules .mypy_cache .ruff_cache .pytest_cache

@@ -35,6 +35,7 @@ from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import bundled_policy_dir, load_policy
 from sidecar.secrets import SecretScanner
 from sidecar.shell.walk import _analyse_default
+from sidecar.state.approvals import ApprovalStore
 from sidecar.state.store import StateStore
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
@@ -81,7 +82,9 @@ async def timed(run: Callable[[], Awaitable[object]], rounds: int) -> list[float
 
 
 def fresh_engine() -> PolicyEngine:
-    parts = EngineParts(Metrics(), StateStore(":memory:"), SecretScanner(), RepetitionTracker())
+    parts = EngineParts(
+        Metrics(), ApprovalStore(StateStore(":memory:")), SecretScanner(), RepetitionTracker()
+    )
     engine = PolicyEngine(parts, DecisionLog("off", parts.secrets))
     engine.replace(compile_policy(load_policy([bundled_policy_dir()]), parts, None))
     return engine

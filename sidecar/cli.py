@@ -28,6 +28,7 @@ from sidecar.policy.schema import policy_json_schema
 from sidecar.policy.testing import load_suites, run_suites, suite_files
 from sidecar.secrets import SecretScanner
 from sidecar.server import ListenError, Sidecar, policy_directories, serve_until_signalled
+from sidecar.state.approvals import ApprovalStore
 from sidecar.state.store import StateError, StateStore
 
 MODES = ("auto", "smart_approve", "approve", "chat")
@@ -106,6 +107,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--health-listen",
         metavar="ADDR",
         help="host:port serving only grpc.health.v1, for kubelet probes, or 'off' (default off)",
+    )
+    serve.add_argument(
+        "--approval-token-file",
+        type=Path,
+        metavar="FILE",
+        help="bearer token RecordDecision requires (keep it from the agent's tools)",
+    )
+    serve.add_argument(
+        "--approval-question-ttl-seconds",
+        type=float,
+        metavar="S",
+        help="how long an approval question can be answered (default 86400)",
+    )
+    serve.add_argument(
+        "--approval-once-ttl-seconds",
+        type=float,
+        metavar="S",
+        help="how long a once answer waits for its call (default 3600)",
+    )
+    serve.add_argument(
+        "--approval-max-questions", type=int, metavar="N", help="unanswered questions kept"
     )
 
     inspect = commands.add_parser(
@@ -225,10 +247,15 @@ def _serve(args: argparse.Namespace) -> int:
         "log_level": args.log_level,
         "log_format": args.log_format,
         "health_listen": args.health_listen,
+        "approval_token_file": args.approval_token_file,
+        "approval_question_ttl_seconds": args.approval_question_ttl_seconds,
+        "approval_once_ttl_seconds": args.approval_once_ttl_seconds,
+        "approval_max_questions": args.approval_max_questions,
     }
     warnings: list[str] = []
     settings = load_settings(flags, config_file=args.config, warnings=warnings)
-    configure_logging(settings.log_level, settings.log_format)
+    # One handler for the server log: the chosen format, every line masked.
+    configure_logging(settings.log_level, settings.log_format, secrets=SecretScanner())
     for warning in warnings:
         logging.getLogger("sidecar.config").warning("%s", warning)
     return asyncio.run(_run_server(settings))
@@ -277,7 +304,9 @@ async def _test(args: argparse.Namespace) -> int:
 
 
 def _local_parts() -> EngineParts:
-    return EngineParts(Metrics(), StateStore(":memory:"), SecretScanner(), RepetitionTracker())
+    return EngineParts(
+        Metrics(), ApprovalStore(StateStore(":memory:")), SecretScanner(), RepetitionTracker()
+    )
 
 
 async def _inspect(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:

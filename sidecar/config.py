@@ -78,6 +78,22 @@ class Settings(BaseModel):
         default=None, description="'json' or 'text'; unset: text on a terminal, json otherwise."
     )
 
+    # Approvals: who may answer (RecordDecision), and how long questions and answers last.
+    approval_token_file: Path | None = Field(
+        default=None,
+        description="File holding the bearer token RecordDecision requires; the agent's "
+        "tools must not be able to read it.",
+    )
+    approval_question_ttl_seconds: float = Field(
+        default=86_400.0, gt=0, le=30 * 86_400, description="How long a question can be answered."
+    )
+    approval_once_ttl_seconds: float = Field(
+        default=3_600.0, gt=0, le=30 * 86_400, description="How long a once answer waits for use."
+    )
+    approval_max_questions: int = Field(
+        default=100_000, ge=1, description="Unanswered questions kept; the oldest go first."
+    )
+
     @field_validator("listen")
     @classmethod
     def _addresses(cls, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -90,6 +106,13 @@ class Settings(BaseModel):
     def _tcp_address(cls, value: str) -> str:
         if value != "off":
             check_address(value, allow_unix=False)
+        return value
+
+    @field_validator("approval_token_file")
+    @classmethod
+    def _token_file(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_file():
+            raise ValueError(f"{value} is not a readable file")
         return value
 
     @model_validator(mode="after")

@@ -13,6 +13,7 @@ from sidecar.effects.adapters import ToolAdapters
 from sidecar.effects.analyser import EffectAnalyser
 from sidecar.effects.command_io import SensitivePaths
 from sidecar.inspection.adversary import AdversaryInspector
+from sidecar.inspection.answers import apply_once_answers
 from sidecar.inspection.call_effects import CallEffects
 from sidecar.inspection.chain import ChainLink, InspectorChain
 from sidecar.inspection.egress import EgressInspector, TaintTracker, domain_set
@@ -243,7 +244,8 @@ class PolicyEngine:
         decision_id = f"{self._id_prefix}{next(self._id_counter):016x}"
         context = InspectionContext(session_id, decision_id, mode, task, recent_user_messages)
         result = await active.chain.run(calls, context)
-        result.verdicts = [mask_verdict(v, self._parts.secrets) for v in result.verdicts]
+        verdicts = apply_once_answers(session_id, result.verdicts, self._parts.grants)
+        result.verdicts = [mask_verdict(v, self._parts.secrets) for v in verdicts]
         decisions = self._decision_counters
         for verdict in result.verdicts:
             decisions[verdict.verdict].inc()

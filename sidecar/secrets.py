@@ -1,8 +1,22 @@
-"""Recognise credentials in text so they can be blocked and masked (RE2, linear time)."""
+"""Recognise credentials in text so they can be blocked and masked (RE2, linear time).
+
+Two kinds of knowledge:
+- *shapes*: credentials recognisable on their own (an AWS key id, a GitHub token). The egress
+  inspector denies calls that would send one out; masking keeps a short prefix of each.
+- *positions*: text that is secret because of where it stands, whatever it looks like (the
+  value of `PGPASSWORD=`, a URL's userinfo password, `mysql -p…`, a PEM block's body, a
+  high-entropy value assigned to anything). Masking hides the whole value. Positions are
+  only masked, never used to block: they are too broad to deny calls on.
+
+Texts are often JSON (canonical arguments, log lines), so values may sit in `"…"` or `\\"…\\"`.
+"""
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 import re2
 
@@ -15,12 +29,64 @@ SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     ("gitlab_token", r"\bglpat-[A-Za-z0-9_-]{20,}\b"),
     ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),
     ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_-]{20,}\b"),
-    ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}\b"),
+    # Also sk-proj-, sk-svcacct-, sk-admin-: the class takes their dash.
+    ("openai_key", r"\bsk-[A-Za-z0-9_-]{20,}\b"),
     ("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
     ("stripe_key", r"\b(?:sk|rk)_live_[0-9A-Za-z]{20,}\b"),
     ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
     ("private_key", r"-----BEGIN (?:[A-Z0-9]+ )?PRIVATE KEY-----"),
 )
+
+# A value: quoted (plain, JSON-escaped or single quotes) or a bare word. Each alternative
+# is a group; whichever took part is masked whole.
+_VALUE = (
+    r"""(?:\\"((?:[^"\\]|\\[^"])*)\\"|"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|"""
+    r"""([^\s"'\\,;&|<>(){}\[\]`]+))"""
+)
+_BLANK = r"(?:[ \t]|\\t)"  # a space or tab, also as JSON escapes it
+_SEPARATOR = rf"""(?:\\?["'])?{_BLANK}*[:=]{_BLANK}*"""
+# Names whose value is a secret: PGPASSWORD, client_secret, GITHUB_TOKEN, x-api-key, MYSQL_PWD…
+_SECRET_NAME = (
+    r"(?:pass(?:word|wd|phrase)|secret|token|credentials?"  # noqa: S105 (names, not a password)
+    r"|[_.-](?:key|pass|pwd)|(?:api|access|account|secret|private|master)key"
+    r"|(?:^|[^a-z0-9_.-])auth)"
+)
+
+POSITION_PATTERNS: tuple[tuple[str, str], ...] = (
+    # The whole block, not just its BEGIN line; to the END line, or as far as it looks
+    # like key material when the END line is missing (a truncated key is still a key).
+    (
+        "pem_block",
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:((?:[^\"\\]|\\.)*?)-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+        r"|((?:[A-Za-z0-9+/=:,.\t\r\n -]|\\+[rnt])*))",
+    ),
+    # Any scheme (https, s3, git+ssh) ends in a letter or digit right before "://".
+    ("url_password", r"(?i)[a-z0-9]://[^\s/:@\"'\\]*:([^\s/@\"'\\]+)@"),
+    ("named_secret", rf"(?i){_SECRET_NAME}{_SEPARATOR}{_VALUE}"),
+    (
+        "password_option",
+        rf"(?i)--[a-z0-9-]*(?:pass(?:word|wd|phrase)|secret|token|api-?key)(?:=|{_BLANK}+){_VALUE}",
+    ),
+    # mysql, mysqldump, mysqladmin, mysqlsh, mariadb, mariadb-dump…: masking a little more
+    # (another program whose name holds "mysql") costs nothing.
+    ("mysql_password", rf"(?i)(?:mysql|mariadb)[^|;&\n]*?{_BLANK}-p([^\s\"'\\;&|]+)"),
+    ("sshpass", rf"\bsshpass{_BLANK}+-p{_BLANK}*([^\s\"'\\;&|]+)"),
+    (
+        "user_password",
+        rf"(?:{_BLANK}-u{_BLANK}*|--user(?:=|{_BLANK}){_BLANK}*)(?:\\?[\"'])?[^\s:\"'\\]*:([^\s\"'\\]+)",
+    ),
+    (
+        "authorization",
+        rf"(?i)authorization{_BLANK}*:{_BLANK}*(?:(?:bearer|basic|token|digest|negotiate){_BLANK}+)?"
+        r"([^\s\"'\\]+)",
+    ),
+)
+
+# Any name: its value is masked only when it looks random (checked in Python, below).
+_MIN_RANDOM = 20
+_ASSIGNED_VALUE = rf"""[=:][ \t]*(?:\\?["'])?([A-Za-z0-9+/_-]{{{_MIN_RANDOM},}}={{0,2}})"""
+MIN_ENTROPY_BITS = 4.0  # per character; random base64 is ~5.5, English words ~3-3.5
 
 MASK = "****"
 _MAX_REMEMBERED = 4096
@@ -31,6 +97,8 @@ DEFAULT_LITERALS = (
     "AKIA", "ASIA", "ABIA", "ACCA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
     "glpat-", "xox", "sk-", "AIza", "_live_", "eyJ", "-----BEGIN ",
 )  # fmt: skip
+# Past this length one RE2 pass is cheaper than the substring tests.
+_LITERAL_CHECK_LENGTH = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,56 +108,160 @@ class SecretMatch:
     end: int
 
 
+@dataclass(frozen=True, slots=True)
+class _Span:
+    start: int
+    end: int
+    keep: int  # characters at the start left visible
+
+
+def shannon_entropy(text: str) -> float:
+    """Bits per character of the text's own character distribution."""
+    if not text:
+        return 0.0
+    counts = Counter(text)
+    length = len(text)
+    return -sum(n / length * math.log2(n / length) for n in counts.values())
+
+
+def looks_random(value: str) -> bool:
+    """Mixed letters and digits with high entropy: a key, not a word, path or hex digest."""
+    return (
+        any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+        and shannon_entropy(value) >= MIN_ENTROPY_BITS
+    )
+
+
+class _Regex:
+    """One pattern compiled twice: ASCII text (most of it) is searched as bytes, which the
+    RE2 binding does several times faster; byte and character offsets then agree."""
+
+    __slots__ = ("groups", "on_bytes", "on_text")
+
+    def __init__(self, pattern: str) -> None:
+        self.on_text = re2.compile(pattern)
+        self.on_bytes = re2.compile(pattern.encode())
+        self.groups: int = self.on_text.groups
+
+    def of(self, subject: str | bytes) -> Any:
+        return self.on_bytes if isinstance(subject, bytes) else self.on_text
+
+
+def _subject(text: str) -> str | bytes:
+    return text.encode() if text.isascii() else text
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
 class SecretScanner:
-    """Compiled once; shared by the egress inspector and the decision log."""
+    """Compiled once; shared by the egress inspector, the decision log and the server log."""
 
     def __init__(self, patterns: tuple[tuple[str, str], ...] = SECRET_PATTERNS) -> None:
         self._literals = DEFAULT_LITERALS if patterns is SECRET_PATTERNS else None
-        self._kinds = [kind for kind, _ in patterns]
-        self._patterns = [re2.compile(pattern) for _, pattern in patterns]
-        combined = "|".join(f"(?:{pattern})" for _, pattern in patterns)
-        self._any = re2.compile(combined)
+        self._shapes = [(kind, _Regex(pattern)) for kind, pattern in patterns]
+        self._any_shape = _Regex("|".join(f"(?:{pattern})" for _, pattern in patterns))
+        self._positions = [(kind, _Regex(p)) for kind, p in POSITION_PATTERNS]
+        self._any_position = _Regex("|".join(f"(?:{p})" for _, p in POSITION_PATTERNS))
+        self._assigned = _Regex(_ASSIGNED_VALUE)
+        # One RE2 pass says whether anything at all may need masking. On long texts it is
+        # cheaper than substring tests (each of which is a pass of its own).
+        everything = [p for _, p in patterns] + [p for _, p in POSITION_PATTERNS]
+        self._any_at_all = _Regex("|".join(f"(?:{p})" for p in [*everything, _ASSIGNED_VALUE]))
         # Verdict texts are mostly fixed rule messages: each is scanned once, not per call.
         self._clean: dict[str, None] = {}
 
     def any_in(self, texts: list[str]) -> bool:
-        """Whether any of the texts holds a credential."""
+        """Whether any of the texts holds something masking would hide."""
         clean = self._clean
         for text in texts:
             if text in clean:
                 continue
-            if self.find(text):
+            if self._spans(text):
                 return True
-            if len(text) <= _REMEMBERED_LENGTH:
-                if len(clean) >= _MAX_REMEMBERED:
-                    clean.clear()
-                clean[text] = None
+            self._remember_clean(text)
         return False
 
+    def _remember_clean(self, text: str) -> None:
+        if len(text) <= _REMEMBERED_LENGTH:
+            clean = self._clean
+            if len(clean) >= _MAX_REMEMBERED:
+                clean.clear()
+            clean[text] = None
+
     def find(self, text: str) -> list[SecretMatch]:
-        if self._literals is not None and not any(lit in text for lit in self._literals):
+        """Credentials recognisable by their shape (what egress blocks)."""
+        return self._find(text, None)
+
+    def _find(self, text: str, subject: str | bytes | None) -> list[SecretMatch]:
+        if (
+            self._literals is not None
+            and len(text) <= _LITERAL_CHECK_LENGTH
+            and not any(lit in text for lit in self._literals)
+        ):
             return []
-        if not self._any.search(text):
+        if subject is None:
+            subject = _subject(text)
+        if not self._any_shape.of(subject).search(subject):
             return []  # one linear pass for the common case
         found: list[SecretMatch] = []
-        for kind, pattern in zip(self._kinds, self._patterns, strict=True):
-            for match in pattern.finditer(text):
+        for kind, pattern in self._shapes:
+            for match in pattern.of(subject).finditer(subject):
                 found.append(SecretMatch(kind, match.start(), match.end()))
         return found
 
+    def find_positions(self, text: str) -> list[SecretMatch]:
+        """Values that are secret because of where they stand (what masking also hides)."""
+        return self._find_positions(text, _subject(text))
+
+    def _find_positions(self, text: str, subject: str | bytes) -> list[SecretMatch]:
+        found: list[SecretMatch] = []
+        if self._any_position.of(subject).search(subject):
+            for kind, pattern in self._positions:
+                for match in pattern.of(subject).finditer(subject):
+                    for group in range(1, pattern.groups + 1):
+                        start, end = match.span(group)
+                        if start >= 0 and end > start:
+                            found.append(SecretMatch(kind, start, end))
+        if len(text) > _MIN_RANDOM:
+            for match in self._assigned.of(subject).finditer(subject):
+                if looks_random(_text(match.group(1))):
+                    found.append(SecretMatch("random_value", match.start(1), match.end(1)))
+        return found
+
+    def _spans(self, text: str) -> list[_Span]:
+        subject = _subject(text)
+        if not self._any_at_all.of(subject).search(subject):
+            return []
+        # A PEM BEGIN line is a label, not key material: its block's body is masked instead.
+        spans = [
+            _Span(m.start, m.end, min(4, (m.end - m.start) // 4))
+            for m in self._find(text, subject)
+            if m.kind != "private_key"
+        ]
+        spans += [_Span(m.start, m.end, 0) for m in self._find_positions(text, subject)]
+        return spans
+
     def mask(self, text: str) -> str:
-        """Keep a short prefix so operators can tell which key leaked, hide the rest."""
-        matches = self.find(text)
-        if not matches:
+        """Hide every secret; a shaped key keeps a short prefix so operators can tell which."""
+        if text in self._clean:
+            return text  # session ids, tool names, repeated commands: scanned once
+        spans = self._spans(text)
+        if not spans:
+            self._remember_clean(text)
             return text
         out: list[str] = []
         cursor = 0
-        for match in sorted(matches, key=lambda m: m.start):
-            if match.start < cursor:
-                continue
-            keep = min(4, (match.end - match.start) // 4)
-            out.append(text[cursor : match.start + keep])
+        for span in sorted(spans, key=lambda s: (s.start, -s.end, s.keep)):
+            if span.end <= cursor:
+                continue  # inside a span already hidden
+            start = max(span.start, cursor)
+            keep = span.keep if start == span.start else 0
+            out.append(text[cursor : start + keep])
             out.append(MASK)
-            cursor = match.end
+            cursor = span.end
         out.append(text[cursor:])
         return "".join(out)

@@ -28,8 +28,10 @@ from sidecar.policy.loader import bundled_policy_dir
 from sidecar.policy.reloader import PolicyReloader, ReloadOutcome
 from sidecar.policy.shadow import ShadowEvaluator
 from sidecar.secrets import SecretScanner
+from sidecar.service.approval_auth import ApprovalGate, read_token
 from sidecar.service.context_service import ContextService, add_context_service
 from sidecar.service.policy_service import PolicyService, SlotStatus, StatusReport
+from sidecar.state.approvals import ApprovalStore
 from sidecar.state.session_facts import SessionFacts
 from sidecar.state.store import StateStore
 from sidecar.v1 import sidecar_pb2, sidecar_pb2_grpc
@@ -78,15 +80,30 @@ class Sidecar:
     _decision_log: DecisionLog | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
     context: ContextManager | None = None
+    approvals: ApprovalStore | None = None
 
     async def start(self) -> None:
         settings = self.settings
+        gate = ApprovalGate(
+            read_token(settings.approval_token_file) if settings.approval_token_file else None
+        )
+        if not gate.required:
+            log.warning(
+                "no approval credential is configured (approval_token_file): any client that "
+                "reaches this server, the agent included, can answer approval prompts"
+            )
         self._store = StateStore(settings.state)
+        self.approvals = ApprovalStore(
+            self._store,
+            question_ttl_seconds=settings.approval_question_ttl_seconds,
+            once_ttl_seconds=settings.approval_once_ttl_seconds,
+            max_questions=settings.approval_max_questions,
+        )
         secrets = SecretScanner()
         facts = SessionFacts(self._store)
         parts = EngineParts(
             self.metrics,
-            self._store,
+            self.approvals,
             secrets,
             RepetitionTracker(),
             own_paths=_own_paths(settings),
@@ -117,13 +134,19 @@ class Sidecar:
             lambda: engine.active.policy.context,
             self.metrics,
             cache_bytes=settings.context_cache_mib * 1024 * 1024,
-            forget=(parts.repetition.forget, parts.taint.forget, facts.forget),
+            forget=(
+                parts.repetition.forget,
+                parts.taint.forget,
+                facts.forget,
+                self.approvals.forget_session,
+            ),
         )
         self._health = health.aio.HealthServicer()
         await self._set_health(NOT_SERVING, *ALL_SERVICES)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         sidecar_pb2_grpc.add_PolicyServiceServicer_to_server(
-            PolicyService(self.engine, self._store, self.metrics, self.status), server
+            PolicyService(self.engine, self.approvals, self.metrics, self.status, secrets, gate),
+            server,
         )
         add_context_service(
             ContextService(self.context, self.metrics, settings.context_cache_mib * 1024 * 1024),

@@ -19,6 +19,7 @@ from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import bundled_policy_dir, load_policy
 from sidecar.secrets import SecretScanner
 from sidecar.server import Sidecar
+from sidecar.state.approvals import ApprovalStore
 from sidecar.state.session_facts import SessionFacts
 from sidecar.state.store import StateStore
 from sidecar.v1 import sidecar_pb2 as pb
@@ -99,7 +100,11 @@ def engine_for_mode(mode: Mode | None, *overrides: Path) -> PolicyEngine:
     """The bundled policy (plus override directories) compiled in-process, no server."""
     store = StateStore(":memory:")
     parts = EngineParts(
-        Metrics(), store, SecretScanner(), RepetitionTracker(), facts=SessionFacts(store)
+        Metrics(),
+        ApprovalStore(store),
+        SecretScanner(),
+        RepetitionTracker(),
+        facts=SessionFacts(store),
     )
     engine = PolicyEngine(parts, DecisionLog("off", parts.secrets))
     loaded = load_policy([bundled_policy_dir(), *overrides])

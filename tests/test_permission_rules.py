@@ -70,7 +70,7 @@ async def test_never_allow_beats_a_persons_standing_answer(tmp_path: Path) -> No
     write_policy(tmp_path, "rules.yaml", RULES)
     engine = engine_for_mode(Mode.AUTO, tmp_path)
     store = engine._parts.grants  # the same store RecordDecision writes to
-    store.record_answer("p", "shell", "", "always_allow", Verdict.ALLOW, True, "d")  # type: ignore[attr-defined]
+    store.set_standing("p", "shell", "always_allow", Verdict.ALLOW, "d")  # type: ignore[attr-defined]
     assert (await verdict(engine, "kubectl delete ns x"))[0] is Verdict.DENY
     assert (await verdict(engine, "git push"))[
         0

@@ -11,6 +11,7 @@ from sidecar.inspection.repetition import RepetitionTracker
 from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import PolicyError, bundled_policy_dir, load_policy
 from sidecar.secrets import SecretScanner
+from sidecar.state.approvals import ApprovalStore
 from sidecar.state.store import StateStore
 
 
@@ -25,7 +26,9 @@ def load(tmp_path: Path, files: dict[str, str], bundled: bool = False):
 def problems(tmp_path: Path, files: dict[str, str]) -> list[str]:
     with pytest.raises(PolicyError) as raised:
         loaded = load(tmp_path, files)
-        parts = EngineParts(Metrics(), StateStore(":memory:"), SecretScanner(), RepetitionTracker())
+        parts = EngineParts(
+            Metrics(), ApprovalStore(StateStore(":memory:")), SecretScanner(), RepetitionTracker()
+        )
         compile_policy(loaded, parts, None)
     return [str(p) for p in raised.value.problems]
 
@@ -166,5 +169,7 @@ def test_argument_rule_examples_work_with_glob_only_tools(tmp_path: Path) -> Non
         "      examples: {match: ['/secret/x'], no_match: ['/public']}\n"
     )
     loaded = load(tmp_path, {"r.yaml": rule}, bundled=True)
-    parts = EngineParts(Metrics(), StateStore(":memory:"), SecretScanner(), RepetitionTracker())
+    parts = EngineParts(
+        Metrics(), ApprovalStore(StateStore(":memory:")), SecretScanner(), RepetitionTracker()
+    )
     compile_policy(loaded, parts, None)  # examples check out: no PolicyError

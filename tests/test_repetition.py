@@ -79,3 +79,38 @@ def test_the_tracker_compares_canonical_arguments_not_python_equality() -> None:
     assert tracker.observe("s", ToolCall("3", "t", {"b": [1, 2], "a": True})) == 1
     assert tracker.observe("s", ToolCall("4", "t", {"b": [1, 2], "a": 1.0})) == 1
     assert tracker.observe("s", ToolCall("5", "u", {"b": [1, 2], "a": 1.0})) == 1  # name
+
+
+def test_the_tracker_keeps_at_most_its_bound_and_forgets_the_least_recent() -> None:
+    from sidecar.inspection.model import ToolCall
+    from sidecar.inspection.repetition import RepetitionTracker
+
+    tracker = RepetitionTracker(max_sessions=2)
+    same = ToolCall("1", "shell", {"command": "ls"})
+    assert tracker.observe("a", same) == 1
+    assert tracker.observe("b", same) == 1
+    assert tracker.observe("a", same) == 2  # a is now the most recent
+    assert tracker.observe("c", same) == 1  # evicts b, the least recent
+    assert len(tracker._streaks) == 2
+    assert tracker.observe("a", same) == 3  # a was kept
+    assert tracker.observe("b", same) == 1  # b was forgotten (and now evicts c)
+    assert tracker.observe("a", same) == 4
+
+
+async def test_the_finding_names_the_inspector_and_rule() -> None:
+    from sidecar.inspection.model import InspectionContext, ToolCall
+    from sidecar.inspection.repetition import RepetitionInspector, RepetitionTracker
+    from sidecar.inspection.verdict import Mode, Risk, Verdict
+
+    inspector = RepetitionInspector(1, RepetitionTracker())
+    context = InspectionContext("s", "d", Mode.AUTO)
+    call = ToolCall("1", "shell", {"command": "ls"})
+    assert inspector.name == "repetition"
+    assert inspector.inspect_now([call], context) == [[]]
+    ((finding,),) = inspector.inspect_now([call], context)
+    assert finding.inspector == "repetition" and finding.rule_id == "repetition.limit"
+    assert finding.verdict is Verdict.DENY and finding.risk is Risk.MEDIUM
+    assert finding.message == (
+        "shell was called 2 times in a row with the same arguments (limit 1); "
+        "try something different"
+    )

@@ -113,8 +113,12 @@ class CallEffects:
         if form.kind == "code":
             effects.extend(self._code(form.language, form.code, analyses, problems))
         judged = tuple(self.analyser.judge(effects))
-        read_only = form.kind in ("files", "fetch", "none") and all(
-            e.action in (Action.READ, Action.FETCH) for e in effects
+        # A tool no adapter names is read by its arguments for analysis, but what it does
+        # is a guess: it is never "only reads" (`deploy{target: prod}` is no read).
+        read_only = (
+            form.kind in ("files", "fetch", "none")
+            and form.adapter != "fallback"
+            and all(e.action in (Action.READ, Action.FETCH) for e in effects)
         )
         return CallReport(
             form, tuple(effects), judged, tuple(analyses), (), read_only, tuple(problems)

@@ -1,7 +1,12 @@
 """Permission inspector: modes, per-tool and per-command rules, and people's standing answers.
 
 Precedence, strictest first: a policy `never_allow` (tool or command) > a person's
-recorded answer > the strictest matching policy rule > the mode.
+standing ("always") answer > the strictest matching policy rule > the mode. A person's
+"once" answer is bound to one exact call and applies after the merge (inspection/answers.py).
+
+A client's `read_only_hint` is a hint about a tool the sidecar cannot see into: it may
+make an opaque tool count as read-only in smart_approve, but a call the sidecar analyses
+(a shell command) is judged by what it does; there the hint can only tighten (false asks).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from sidecar.inspection.verdict import Mode, Verdict
 from sidecar.matching.globs import GlobSet
 from sidecar.policy.schema import CommandPattern, CommandRule, PermissionPolicy
 from sidecar.shell.walk import ShellAnalysis, SimpleCommand
+from sidecar.state.approvals import OnceAnswer
 
 NAME = "permission"
 _RULE_VERDICTS = {
@@ -36,7 +42,11 @@ class GrantLookup(Protocol):
 
     def standing_answer(self, session_id: str, tool_name: str) -> Verdict | None: ...
 
-    def one_time_answer(self, session_id: str, tool_call_id: str) -> Verdict | None: ...
+    def has_once_answers(self, session_id: str) -> bool: ...
+
+    def take_once_answer(
+        self, session_id: str, tool_name: str, digest: str
+    ) -> OnceAnswer | None: ...
 
 
 def pattern_matches(pattern: CommandPattern, command: SimpleCommand) -> bool:
@@ -102,11 +112,6 @@ class PermissionInspector(LocalInspector):
         rule_verdict, rule_id, rule_reason = self._strictest_rule(call, analysis)
         if rule_verdict is Verdict.DENY:
             return _finding(Verdict.DENY, rule_id, rule_reason)
-        once = self._grants.one_time_answer(context.session_id, call.id)
-        if once is not None:
-            return _finding(
-                once, "permission.answered_once", f"a person answered {once.label} once"
-            )
         standing = self._grants.standing_answer(context.session_id, call.name)
         if standing is not None:
             answer = "allow" if standing is Verdict.ALLOW else "deny"
@@ -183,13 +188,18 @@ class PermissionInspector(LocalInspector):
     ) -> Finding:
         if mode is Mode.AUTO:
             return _MODE_AUTO
-        if mode is Mode.SMART_APPROVE:
-            if call.read_only_hint is True or self._read_only_tools.matches(call.name):
+        if mode is Mode.SMART_APPROVE and call.read_only_hint is not False:
+            if self._read_only_tools.matches(call.name):
                 return _finding(Verdict.ALLOW, "permission.read_only", f"{call.name} only reads")
-            if analysis is not None and self._read_only_shell(analysis):
-                return _READ_ONLY_COMMANDS
-            if self._only_looks(call, session_id):
-                return _ONLY_LOOKS
+            if self._shell_calls.form(call).kind != "unknown":
+                # Analysed (a shell line, file changes, a fetch, code): what the call does
+                # decides, never the client's word.
+                if analysis is not None and self._read_only_shell(analysis):
+                    return _READ_ONLY_COMMANDS
+                if self._only_looks(call, session_id):
+                    return _ONLY_LOOKS
+            elif call.read_only_hint is True:
+                return _finding(Verdict.ALLOW, "permission.read_only", f"{call.name} only reads")
         key = (mode, call.name)
         finding = self._asks.get(key)
         if finding is None:

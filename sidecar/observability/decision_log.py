@@ -50,7 +50,7 @@ class DecisionLog:
             "ts": round(time.time(), 6),
             "event": "decision",
             "decision_id": decision_id,
-            "session_id": session_id,
+            "session_id": self._secrets.mask(session_id),  # client text, like ids and names
             "policy_revision": revision,
             "mode": mode,
             "latency_ms": round(latency_seconds * 1000, 3),
@@ -72,8 +72,8 @@ class DecisionLog:
         if len(arguments) > MAX_ARGUMENTS_CHARS:
             arguments = arguments[:MAX_ARGUMENTS_CHARS] + "…"
         return {
-            "id": verdict.call.id,
-            "tool": verdict.call.name,
+            "id": self._secrets.mask(verdict.call.id),
+            "tool": self._secrets.mask(verdict.call.name),
             "verdict": verdict.verdict.label,
             "reason": verdict.reason,  # already masked by the engine
             "inspectors": {name: v.label for name, v in per_inspector.items()},

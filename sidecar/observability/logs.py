@@ -13,6 +13,9 @@ import logging
 import sys
 from typing import Any, Literal, TextIO
 
+from sidecar.observability.server_log import MaskingFormatter
+from sidecar.secrets import SecretScanner
+
 LogFormat = Literal["json", "text"]
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 # Fields of every LogRecord; anything else on a record came from `extra=`.
@@ -51,16 +54,22 @@ def resolve_format(requested: LogFormat | None, stream: TextIO) -> LogFormat:
 
 
 def configure_logging(
-    level: str, requested: LogFormat | None, stream: TextIO | None = None
+    level: str,
+    requested: LogFormat | None,
+    stream: TextIO | None = None,
+    secrets: SecretScanner | None = None,
 ) -> LogFormat:
-    """Install the one handler of the root logger; returns the format chosen."""
+    """Install the one handler of the root logger; returns the format chosen. With
+    `secrets`, every formatted line is masked (arguments, messages, tracebacks alike)."""
     stream = sys.stderr if stream is None else stream
     chosen = resolve_format(requested, stream)
     handler = logging.StreamHandler(stream)
-    if chosen == "json":
-        handler.setFormatter(JsonFormatter())
-    else:
-        handler.setFormatter(logging.Formatter(TEXT_FORMAT))
+    formatter: logging.Formatter = (
+        JsonFormatter() if chosen == "json" else logging.Formatter(TEXT_FORMAT)
+    )
+    if secrets is not None:
+        formatter = MaskingFormatter(secrets, inner=formatter)
+    handler.setFormatter(formatter)
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)

@@ -105,6 +105,13 @@ class Metrics:
             ["answer"],
             registry=r,
         )
+        self.refused_answers = Counter(
+            "sidecar_refused_answers",
+            "RecordDecision calls refused: missing or wrong approval token, or an answer "
+            "to a question that was not asked, already answered, expired or about another tool.",
+            ["reason"],
+            registry=r,
+        )
         self.policy_info = Gauge(
             "sidecar_policy_info",
             "The policy revision being served (value 1).",

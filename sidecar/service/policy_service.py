@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -11,14 +12,19 @@ import grpc
 
 from sidecar import __version__
 from sidecar.engine import NotReady, PolicyEngine
+from sidecar.inspection.answers import arguments_digest
 from sidecar.inspection.model import CallVerdict, Finding, ToolCall
 from sidecar.inspection.verdict import Mode, Risk, Verdict
 from sidecar.observability.metrics import Metrics
 from sidecar.policy.reloader import ReloadOutcome
+from sidecar.secrets import SecretScanner
+from sidecar.service.approval_auth import ApprovalGate, AuthFailure
 from sidecar.service.errors import InvalidArgument
-from sidecar.state.store import StateStore
+from sidecar.state.approvals import AnswerRefused, ApprovalStore, Question
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
+
+log = logging.getLogger("sidecar.approvals")
 
 MAX_ID_LENGTH = 256
 MAX_NAME_LENGTH = 256
@@ -162,18 +168,37 @@ def _reload_to_pb(outcome: ReloadOutcome) -> pb.ReloadStatus:
     )
 
 
+_AUTH_CODES = {
+    AuthFailure.MISSING: (
+        grpc.StatusCode.UNAUTHENTICATED,
+        "RecordDecision needs the approval token (metadata authorization: Bearer <token>)",
+    ),
+    AuthFailure.WRONG: (grpc.StatusCode.PERMISSION_DENIED, "the approval token is not valid"),
+}
+
+
 class PolicyService(pb_grpc.PolicyServiceServicer):
     def __init__(
         self,
         engine: PolicyEngine,
-        store: StateStore,
+        approvals: ApprovalStore,
         metrics: Metrics,
         status: Callable[[], StatusReport],
+        secrets: SecretScanner,
+        gate: ApprovalGate | None = None,
     ) -> None:
         self._engine = engine
-        self._store = store
+        self._approvals = approvals
         self._metrics = metrics
         self._status = status
+        self._secrets = secrets
+        self._gate = gate or ApprovalGate(None)
+
+    async def _abort(
+        self, context: grpc.aio.ServicerContext, code: grpc.StatusCode, message: str
+    ) -> None:
+        """Error details go to clients and logs: credentials quoted in them are masked."""
+        await context.abort(code, self._secrets.mask(message))
 
     async def GetStatus(
         self, request: pb.GetStatusRequest, context: grpc.aio.ServicerContext
@@ -188,6 +213,9 @@ class PolicyService(pb_grpc.PolicyServiceServicer):
             response.shadow.CopyFrom(_slot_to_pb(report.shadow))
         if report.last_shadow_reload is not None:
             response.last_shadow_reload.CopyFrom(_reload_to_pb(report.last_shadow_reload))
+        # Reload errors quote policy files, which may quote credentials.
+        for reload in (response.last_reload, response.last_shadow_reload):
+            reload.error = self._secrets.mask(reload.error)
         return response
 
     async def Inspect(
@@ -200,7 +228,7 @@ class PolicyService(pb_grpc.PolicyServiceServicer):
         try:
             calls = calls_from_request(request, limits.max_tool_calls, limits.max_arguments_bytes)
         except InvalidArgument as error:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+            await self._abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
         requested = _MODE_FROM_PB.get(request.mode)
         decision = await self._engine.inspect(
             request.session_id,
@@ -209,6 +237,13 @@ class PolicyService(pb_grpc.PolicyServiceServicer):
             request.task,
             tuple(request.recent_user_messages),
         )
+        questions = [
+            Question(v.call.id, v.call.name, arguments_digest(v.call))
+            for v in decision.verdicts
+            if v.verdict is Verdict.REQUIRE_APPROVAL
+        ]
+        # Only what was asked can be answered (RecordDecision checks against these).
+        self._approvals.ask(request.session_id, decision.decision_id, questions)
         return pb.InspectResponse(
             decision_id=decision.decision_id,
             verdicts=[verdict_to_pb(v) for v in decision.verdicts],
@@ -219,26 +254,65 @@ class PolicyService(pb_grpc.PolicyServiceServicer):
     async def RecordDecision(
         self, request: pb.RecordDecisionRequest, context: grpc.aio.ServicerContext
     ) -> pb.RecordDecisionResponse:
+        failure = self._gate.check(context.invocation_metadata())
+        if failure is not None:
+            self._metrics.refused_answers.labels(reason=failure.value).inc()
+            log.warning(
+                "RecordDecision refused: %s approval token (session %r)",
+                failure.value,
+                request.session_id[:MAX_ID_LENGTH],
+            )
+            code, message = _AUTH_CODES[failure]
+            await context.abort(code, message)
         try:
-            _check_id("session_id", request.session_id)
-            _check_id("tool_name", request.tool_name, MAX_NAME_LENGTH)
-            if request.answer not in _ANSWERS:
-                raise InvalidArgument("answer", "must be one of the ANSWER_* values")
-            label, verdict, standing = _ANSWERS[request.answer]
-            if not standing or request.tool_call_id:
-                _check_id("tool_call_id", request.tool_call_id)
-            if request.decision_id:
-                _check_id("decision_id", request.decision_id)
+            label, verdict, standing, question = _answer_from_request(request)
         except InvalidArgument as error:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
-        self._store.record_answer(
-            request.session_id,
-            request.tool_name,
-            request.tool_call_id,
-            label,
-            verdict,
-            standing,
-            request.decision_id,
-        )
+            await self._abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        try:
+            if question:
+                self._approvals.answer(
+                    request.session_id,
+                    request.decision_id,
+                    request.tool_call_id,
+                    request.tool_name,
+                    label,
+                    verdict,
+                    standing,
+                )
+            else:
+                self._approvals.set_standing(
+                    request.session_id, request.tool_name, label, verdict, request.decision_id
+                )
+        except AnswerRefused as refused:
+            self._metrics.refused_answers.labels(reason=refused.refusal.name.lower()).inc()
+            log.warning(
+                "RecordDecision refused: %s (session %r, decision %r, call %r)",
+                refused,
+                request.session_id,
+                request.decision_id,
+                request.tool_call_id,
+            )
+            await self._abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"decision_id {request.decision_id!r}, tool_call_id {request.tool_call_id!r}: "
+                f"{refused}",
+            )
         self._metrics.recorded_answers.labels(answer=label).inc()
         return pb.RecordDecisionResponse(persisted=standing)
+
+
+def _answer_from_request(request: pb.RecordDecisionRequest) -> tuple[str, Verdict, bool, bool]:
+    """(label, verdict, standing, answers a question); raises InvalidArgument."""
+    _check_id("session_id", request.session_id)
+    if request.answer not in _ANSWERS:
+        raise InvalidArgument("answer", "must be one of the ANSWER_* values")
+    label, verdict, standing = _ANSWERS[request.answer]
+    question = bool(request.decision_id or request.tool_call_id)
+    if not standing or question:
+        # A once answer, or any answer to a prompt, names exactly the question asked.
+        _check_id("tool_call_id", request.tool_call_id)
+        _check_id("decision_id", request.decision_id)
+    if request.tool_name or not question:
+        _check_id("tool_name", request.tool_name, MAX_NAME_LENGTH)
+    return label, verdict, standing, question

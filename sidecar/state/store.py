@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
-from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-
-from sidecar.inspection.verdict import Verdict
 
 # Append only: each entry moves the schema one version forward.
 MIGRATIONS: tuple[str, ...] = (
@@ -115,6 +111,35 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (session_id, kind, key)
     );
     """,
+    # Approvals bound to what was asked: answers keyed by call id alone were reused by
+    # any later call that happened to get the same id, so those rows are dropped.
+    """
+    DROP TABLE one_time_answers;
+    CREATE TABLE approval_questions (
+        session_id TEXT NOT NULL,
+        decision_id TEXT NOT NULL,
+        tool_call_id TEXT NOT NULL,
+        tool_name TEXT NOT NULL,
+        arguments_digest TEXT NOT NULL,
+        asked_at REAL NOT NULL,
+        answer TEXT NOT NULL DEFAULT '',
+        answered_at REAL,
+        PRIMARY KEY (session_id, decision_id, tool_call_id)
+    );
+    CREATE INDEX approval_questions_by_age ON approval_questions (asked_at);
+    CREATE TABLE once_answers (
+        session_id TEXT NOT NULL,
+        tool_name TEXT NOT NULL,
+        arguments_digest TEXT NOT NULL,
+        verdict INTEGER NOT NULL,
+        decision_id TEXT NOT NULL,
+        tool_call_id TEXT NOT NULL,
+        answered_at REAL NOT NULL,
+        PRIMARY KEY (session_id, decision_id, tool_call_id)
+    );
+    ALTER TABLE answer_log ADD COLUMN arguments_digest TEXT NOT NULL DEFAULT '';
+    CREATE INDEX answer_log_by_session ON answer_log (session_id);
+    """,
 )
 
 # Every table that holds rows of a session, and the column naming the session.
@@ -124,7 +149,8 @@ SESSION_TABLES: tuple[tuple[str, str], ...] = (
     ("messages", "session_id"),
     ("tool_calls", "session_id"),
     ("standing_answers", "session_id"),
-    ("one_time_answers", "session_id"),
+    ("approval_questions", "session_id"),
+    ("once_answers", "session_id"),
     ("answer_log", "session_id"),
     ("session_facts", "session_id"),
     ("sessions", "id"),
@@ -136,18 +162,14 @@ class StateError(Exception):
 
 
 class StateStore:
-    """Answers are read on every Inspect, so reads go through a bounded in-memory cache.
+    """The state file: one connection, migrations, transactions.
 
-    The cache is exact because this process is the only writer: one sidecar owns
-    one state file (two sidecars sharing a file is not supported). For the same
-    reason the set of sessions that have any answer is kept whole in memory: most
-    calls come from sessions without answers and then cost no query at all.
+    One sidecar owns one state file (two sidecars sharing a file is not supported), so the
+    parts built on it (approvals, sessions, flow facts) may keep exact in-memory indexes of
+    what it holds.
     """
 
-    def __init__(self, path: str, cache_entries: int = 100_000) -> None:
-        self._cache: OrderedDict[tuple[str, str, str], Verdict | None] = OrderedDict()
-        self._answered_sessions: set[str] = set()
-        self._cache_entries = cache_entries
+    def __init__(self, path: str) -> None:
         try:
             self._open(path)
         except (OSError, sqlite3.Error) as error:
@@ -165,10 +187,6 @@ class StateStore:
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
         self._migrate()
-        rows = self._db.execute(
-            "SELECT session_id FROM standing_answers UNION SELECT session_id FROM one_time_answers"
-        )
-        self._answered_sessions = {row[0] for row in rows}
 
     @property
     def schema_version(self) -> int:
@@ -185,76 +203,6 @@ class StateStore:
             for version, script in enumerate(MIGRATIONS[current:], start=current + 1):
                 self._db.executescript(f"BEGIN; {script}; PRAGMA user_version = {version}; COMMIT;")
 
-    def record_answer(
-        self,
-        session_id: str,
-        tool_name: str,
-        tool_call_id: str,
-        answer: str,
-        verdict: Verdict,
-        standing: bool,
-        decision_id: str,
-    ) -> None:
-        now = time.time()
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.execute(
-                    "INSERT INTO answer_log (session_id, tool_name, tool_call_id, answer, "
-                    "decision_id, answered_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    (session_id, tool_name, tool_call_id, answer, decision_id, now),
-                )
-                if standing:
-                    self._db.execute(
-                        "INSERT OR REPLACE INTO standing_answers VALUES (?, ?, ?, ?, ?)",
-                        (session_id, tool_name, int(verdict), decision_id, now),
-                    )
-                elif tool_call_id:
-                    self._db.execute(
-                        "INSERT OR REPLACE INTO one_time_answers VALUES (?, ?, ?, ?, ?)",
-                        (session_id, tool_call_id, int(verdict), decision_id, now),
-                    )
-                self._db.execute("COMMIT")
-                if standing:
-                    self._remember(("standing", session_id, tool_name), verdict)
-                elif tool_call_id:
-                    self._remember(("once", session_id, tool_call_id), verdict)
-                if standing or tool_call_id:
-                    self._answered_sessions.add(session_id)
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-
-    def standing_answer(self, session_id: str, tool_name: str) -> Verdict | None:
-        return self._lookup(
-            ("standing", session_id, tool_name),
-            "SELECT verdict FROM standing_answers WHERE session_id = ? AND tool_name = ?",
-        )
-
-    def one_time_answer(self, session_id: str, tool_call_id: str) -> Verdict | None:
-        return self._lookup(
-            ("once", session_id, tool_call_id),
-            "SELECT verdict FROM one_time_answers WHERE session_id = ? AND tool_call_id = ?",
-        )
-
-    def _lookup(self, key: tuple[str, str, str], query: str) -> Verdict | None:
-        if key[1] not in self._answered_sessions:
-            return None
-        with self._lock:
-            if key in self._cache:
-                self._cache.move_to_end(key)
-                return self._cache[key]
-            row = self._db.execute(query, key[1:]).fetchone()
-            verdict = Verdict(row[0]) if row else None
-            self._remember(key, verdict)
-            return verdict
-
-    def _remember(self, key: tuple[str, str, str], verdict: Verdict | None) -> None:
-        self._cache[key] = verdict
-        self._cache.move_to_end(key)
-        while len(self._cache) > self._cache_entries:
-            self._cache.popitem(last=False)
-
     def delete_sessions(self, session_ids: Sequence[str]) -> dict[str, dict[str, int]]:
         """Remove each session's rows from every table in SESSION_TABLES, in one
         transaction; rows removed per session and table. Then the write-ahead log is
@@ -270,10 +218,8 @@ class StateStore:
                     for table, column in SESSION_TABLES
                 }
         with self._lock:
-            gone = set(session_ids)
-            self._answered_sessions -= gone
-            for key in [k for k in self._cache if k[1] in gone]:
-                del self._cache[key]
+            # In-memory indexes of these rows (approvals, flow facts) are dropped by their
+            # owners' forget hooks, which DeleteSession and retention call.
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return removed
 

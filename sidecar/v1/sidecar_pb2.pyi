@@ -108,18 +108,40 @@ class _AnswerEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Answer.ValueTy
     DESCRIPTOR: _descriptor.EnumDescriptor
     ANSWER_UNSPECIFIED: _Answer.ValueType  # 0
     ANSWER_ALLOW_ONCE: _Answer.ValueType  # 1
+    """The next Inspect in the session of the same tool with the same arguments is
+    VERDICT_ALLOW if it would ask (never if it would deny); used up by that Inspect.
+    """
     ANSWER_ALWAYS_ALLOW: _Answer.ValueType  # 2
+    """The tool is allowed by the permission inspector for the rest of the session
+    (other inspectors still ask or deny); as an answer to a question it also
+    settles that exact call once, like ANSWER_ALLOW_ONCE.
+    """
     ANSWER_DENY_ONCE: _Answer.ValueType  # 3
+    """The next Inspect in the session of the same tool with the same arguments is
+    VERDICT_DENY; used up by that Inspect.
+    """
     ANSWER_ALWAYS_DENY: _Answer.ValueType  # 4
+    """The tool is denied for the rest of the session."""
 
 class Answer(_Answer, metaclass=_AnswerEnumTypeWrapper):
     """Answer is a person's reply to an approval prompt."""
 
 ANSWER_UNSPECIFIED: Answer.ValueType  # 0
 ANSWER_ALLOW_ONCE: Answer.ValueType  # 1
+"""The next Inspect in the session of the same tool with the same arguments is
+VERDICT_ALLOW if it would ask (never if it would deny); used up by that Inspect.
+"""
 ANSWER_ALWAYS_ALLOW: Answer.ValueType  # 2
+"""The tool is allowed by the permission inspector for the rest of the session
+(other inspectors still ask or deny); as an answer to a question it also
+settles that exact call once, like ANSWER_ALLOW_ONCE.
+"""
 ANSWER_DENY_ONCE: Answer.ValueType  # 3
+"""The next Inspect in the session of the same tool with the same arguments is
+VERDICT_DENY; used up by that Inspect.
+"""
 ANSWER_ALWAYS_DENY: Answer.ValueType  # 4
+"""The tool is denied for the rest of the session."""
 Global___Answer: _TypeAlias = Answer  # noqa: Y015
 
 class _Role:
@@ -439,7 +461,9 @@ class InspectResponse(_message.Message):
     POLICY_REVISION_FIELD_NUMBER: _builtins.int
     MODE_FIELD_NUMBER: _builtins.int
     decision_id: _builtins.str
-    """Ties the response to the decision log and to RecordDecision."""
+    """Ties the response to the decision log and to RecordDecision: with a verdict's
+    tool_call_id it names the question a VERDICT_REQUIRE_APPROVAL asks.
+    """
     policy_revision: _builtins.str
     """Content hash of the policy that decided."""
     mode: Global___PermissionMode.ValueType
@@ -475,12 +499,19 @@ class RecordDecisionRequest(_message.Message):
     TOOL_CALL_ID_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     tool_name: _builtins.str
-    """The tool the answer is about."""
+    """The tool the answer is about. Optional when answering a question (it is known
+    from the question; if given it must match); required for a standing rule.
+    """
     answer: Global___Answer.ValueType
     decision_id: _builtins.str
-    """The Inspect decision that prompted the question, for the audit trail."""
+    """The Inspect decision whose verdict asked the question (InspectResponse.decision_id).
+    Required for once answers. An "always" answer without decision_id and
+    tool_call_id is a standing rule a person set without a prompt.
+    """
     tool_call_id: _builtins.str
-    """The call that was approved or denied; "once" answers apply to it alone."""
+    """The call the question was about (ToolVerdict.tool_call_id); with decision_id it
+    names exactly one question.
+    """
     def __init__(
         self,
         *,

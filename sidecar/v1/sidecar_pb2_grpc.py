@@ -65,6 +65,19 @@ class PolicyServiceServicer:
 
     def RecordDecision(self, request, context):
         """RecordDecision stores a person's answer to an approval prompt.
+
+        Protocol: every VERDICT_REQUIRE_APPROVAL is remembered as a question, named by
+        InspectResponse.decision_id and ToolVerdict.tool_call_id, about that tool and a
+        digest of its canonical arguments. The runtime shows approval_prompt, sends the
+        answer here with both ids, and on an allow re-Inspects the same call (same tool,
+        same arguments; any call id) and runs it if that verdict is VERDICT_ALLOW.
+        Each question can be answered once, within approval_question_ttl_seconds.
+
+        When the sidecar has an approval token (approval_token_file), the call must carry
+        metadata `authorization: Bearer <token>`: without it UNAUTHENTICATED, with a
+        wrong one PERMISSION_DENIED. The agent's tools must not be able to read the token.
+        An answer to a question never asked, already answered, expired, or about another
+        tool than tool_name is FAILED_PRECONDITION.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -41,7 +41,21 @@ class PolicyServiceStub:
     Inspect: _grpc.UnaryUnaryMultiCallable[_sidecar_pb2.InspectRequest, _sidecar_pb2.InspectResponse]
     """Inspect returns one verdict per tool call, in request order."""
     RecordDecision: _grpc.UnaryUnaryMultiCallable[_sidecar_pb2.RecordDecisionRequest, _sidecar_pb2.RecordDecisionResponse]
-    """RecordDecision stores a person's answer to an approval prompt."""
+    """RecordDecision stores a person's answer to an approval prompt.
+
+    Protocol: every VERDICT_REQUIRE_APPROVAL is remembered as a question, named by
+    InspectResponse.decision_id and ToolVerdict.tool_call_id, about that tool and a
+    digest of its canonical arguments. The runtime shows approval_prompt, sends the
+    answer here with both ids, and on an allow re-Inspects the same call (same tool,
+    same arguments; any call id) and runs it if that verdict is VERDICT_ALLOW.
+    Each question can be answered once, within approval_question_ttl_seconds.
+
+    When the sidecar has an approval token (approval_token_file), the call must carry
+    metadata `authorization: Bearer <token>`: without it UNAUTHENTICATED, with a
+    wrong one PERMISSION_DENIED. The agent's tools must not be able to read the token.
+    An answer to a question never asked, already answered, expired, or about another
+    tool than tool_name is FAILED_PRECONDITION.
+    """
     GetStatus: _grpc.UnaryUnaryMultiCallable[_sidecar_pb2.GetStatusRequest, _sidecar_pb2.GetStatusResponse]
     """GetStatus reports the policy being served and how the last reload went."""
 
@@ -53,7 +67,21 @@ class PolicyServiceAsyncStub(PolicyServiceStub):
     Inspect: _aio.UnaryUnaryMultiCallable[_sidecar_pb2.InspectRequest, _sidecar_pb2.InspectResponse]  # type: ignore[assignment]
     """Inspect returns one verdict per tool call, in request order."""
     RecordDecision: _aio.UnaryUnaryMultiCallable[_sidecar_pb2.RecordDecisionRequest, _sidecar_pb2.RecordDecisionResponse]  # type: ignore[assignment]
-    """RecordDecision stores a person's answer to an approval prompt."""
+    """RecordDecision stores a person's answer to an approval prompt.
+
+    Protocol: every VERDICT_REQUIRE_APPROVAL is remembered as a question, named by
+    InspectResponse.decision_id and ToolVerdict.tool_call_id, about that tool and a
+    digest of its canonical arguments. The runtime shows approval_prompt, sends the
+    answer here with both ids, and on an allow re-Inspects the same call (same tool,
+    same arguments; any call id) and runs it if that verdict is VERDICT_ALLOW.
+    Each question can be answered once, within approval_question_ttl_seconds.
+
+    When the sidecar has an approval token (approval_token_file), the call must carry
+    metadata `authorization: Bearer <token>`: without it UNAUTHENTICATED, with a
+    wrong one PERMISSION_DENIED. The agent's tools must not be able to read the token.
+    An answer to a question never asked, already answered, expired, or about another
+    tool than tool_name is FAILED_PRECONDITION.
+    """
     GetStatus: _aio.UnaryUnaryMultiCallable[_sidecar_pb2.GetStatusRequest, _sidecar_pb2.GetStatusResponse]  # type: ignore[assignment]
     """GetStatus reports the policy being served and how the last reload went."""
 
@@ -74,7 +102,21 @@ class PolicyServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _sidecar_pb2.RecordDecisionRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_sidecar_pb2.RecordDecisionResponse, _abc.Awaitable[_sidecar_pb2.RecordDecisionResponse]]:
-        """RecordDecision stores a person's answer to an approval prompt."""
+        """RecordDecision stores a person's answer to an approval prompt.
+
+        Protocol: every VERDICT_REQUIRE_APPROVAL is remembered as a question, named by
+        InspectResponse.decision_id and ToolVerdict.tool_call_id, about that tool and a
+        digest of its canonical arguments. The runtime shows approval_prompt, sends the
+        answer here with both ids, and on an allow re-Inspects the same call (same tool,
+        same arguments; any call id) and runs it if that verdict is VERDICT_ALLOW.
+        Each question can be answered once, within approval_question_ttl_seconds.
+
+        When the sidecar has an approval token (approval_token_file), the call must carry
+        metadata `authorization: Bearer <token>`: without it UNAUTHENTICATED, with a
+        wrong one PERMISSION_DENIED. The agent's tools must not be able to read the token.
+        An answer to a question never asked, already answered, expired, or about another
+        tool than tool_name is FAILED_PRECONDITION.
+        """
 
     @_abc_1.abstractmethod
     def GetStatus(
