@@ -453,7 +453,10 @@ def dynamic_path(word: str) -> str:
     `/tmp/pytest-of-*` (its static directory decides); `$D/x` and `${X}` are unresolved."""
     first = word.find("$")
     if first <= 0 or "/" not in word[:first] or word.startswith(("$", "`")):
-        return UNRESOLVED
+        # `$(git rev-parse --show-toplevel)/.sidecar/state.db`: where it starts is known only
+        # at run time, but its end still names something (`?/` + the static tail).
+        tail = _static_tail(word)
+        return UNRESOLVED + "/" + tail if tail else UNRESOLVED
     static = word[:first]
     rest = word[first:]
     # Each run-time part stands for some text within one path segment.
@@ -461,10 +464,22 @@ def dynamic_path(word: str) -> str:
     return normalise(static + tail)
 
 
+def _static_tail(word: str) -> str:
+    """The path segments after the last run-time part: `$X/a/$Y/b/c` gives `b/c`."""
+    parts = word.split("/")
+    tail: list[str] = []
+    for part in reversed(parts):
+        if "$" in part or "`" in part or ")" in part or "(" in part:
+            break
+        tail.append(part)
+    return "/".join(reversed(tail)).strip("/")
+
+
 def _unresolved(word: str) -> frozenset[str]:
     if not _is_dynamic(word):
         return frozenset()
-    return _UNRESOLVED_FLAG if dynamic_path(word) == UNRESOLVED else frozenset()
+    path = dynamic_path(word)
+    return _UNRESOLVED_FLAG if path == UNRESOLVED or path.startswith("?/") else frozenset()
 
 
 _UNRESOLVED_FLAG = frozenset({"unresolved"})

@@ -204,6 +204,14 @@ class PathClasses:
         return names
 
 
+def glob_directory(path: str) -> str:
+    """The directory a glob lies in: `/*` -> `/`, `/tmp/x*` -> `/tmp`, `*.o` -> `.`."""
+    prefix = _literal_prefix(path)
+    if not prefix:
+        return "." if not path.startswith(("/", "~")) else path[:1]
+    return prefix.rstrip("/") or "/"
+
+
 def _literal_prefix(path: str) -> str:
     """The part of a glob before its first wildcard, up to a whole directory."""
     first = min((path.index(c) for c in GLOB_CHARACTERS if c in path), default=len(path))

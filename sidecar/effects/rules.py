@@ -14,6 +14,8 @@ from sidecar.effects.paths import (
     UNRESOLVED_CLASS,
     WORKSPACE,
     PathClasses,
+    glob_directory,
+    is_glob,
 )
 from sidecar.policy.schema import EffectRule
 
@@ -36,6 +38,7 @@ PATH_ACTIONS = frozenset(
     }
 )
 _RECURSIVE = "recursive"
+_PLACES = frozenset({WORKSPACE, OUTSIDE_WORKSPACE})
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +137,11 @@ class EffectJudge:
     ) -> frozenset[str]:
         if effect.action not in PATH_ACTIONS:
             return frozenset()
+        if effect.target.startswith(UNRESOLVED + "/"):
+            # `?/.sidecar/state.db`: judged by what its end names, wherever it starts
+            # (classes matched by a path's end only: credentials, the sidecar's state, ...).
+            tail = self.classes.classify(effect.target[2:], False, "")
+            return (tail - _PLACES) | {UNRESOLVED_CLASS}
         if effect.target in (UNRESOLVED, STDIN) or effect.has("unresolved"):
             return frozenset({UNRESOLVED_CLASS}) if effect.target != STDIN else frozenset()
         if recursive is None:
@@ -155,9 +163,15 @@ class EffectJudge:
         if not rules:
             return []
         classes = self.classes_of(effect, None, workspace)
-        direct = (
-            self.classes_of(effect, False, workspace) if _RECURSIVE in effect.flags else classes
-        )
+        if is_glob(effect.target) and effect.action in PATH_ACTIONS:
+            # `not_classes` asks where the target itself is: for a glob, the directory it
+            # lies in (`/*` is in /, not in /tmp, although it matches /tmp).
+            where = effect._replace(target=glob_directory(effect.target), flags=frozenset())
+            direct = self.classes_of(where, False, workspace)
+        elif _RECURSIVE in effect.flags:
+            direct = self.classes_of(effect, False, workspace)
+        else:
+            direct = classes
         cached: list[frozenset[str]] = []
 
         def data_classes() -> frozenset[str]:

@@ -44,6 +44,7 @@ class LineEffects(NamedTuple):
     unknown_programs: tuple[str, ...]  # programs the catalogue does not know
     read_only: bool  # every command is a known read-only one, writing nothing
     problems: tuple[str, ...] = ()  # what code given to interpreters left unresolved
+    cwd: str = ""  # where the line's last `cd` leaves the shell ("" = where it started)
 
 
 @dataclass(slots=True)
@@ -55,6 +56,7 @@ class _Flow:
     carried: dict[str, tuple[str, ...]] = field(default_factory=dict)  # file -> sources in it
     unpacked: Origin = Origin.NONE  # an archive of this origin was unpacked into the workspace
     outputs: dict[int, tuple[Origin, tuple[str, ...], str]] = field(default_factory=dict)
+    cwd: str = ""  # where `cd` moved the line to, when known ("" = the call's own directory)
 
 
 def line_effects(
@@ -71,7 +73,11 @@ def line_effects(
     for command in analysis.commands:
         if command.program in _BOOKKEEPING:
             continue
+        if command.program in _CHANGES_DIRECTORY:
+            _change_directory(command, flow)
         found, known, quiet = _command_effects(command, catalogue, flow)
+        if flow.cwd:
+            found = [rebased(effect, flow.cwd) for effect in found]
         if code_effects is not None:
             found.extend(code_effects(command))
         code_found, code_problems = _interpreted(command, catalogue, flow, depth)
@@ -87,8 +93,52 @@ def line_effects(
         effects.extend(found)
     read_only = read_only and bool(effects or analysis.commands)
     return LineEffects(
-        tuple(effects), tuple(dict.fromkeys(unknown)), read_only, tuple(dict.fromkeys(problems))
+        tuple(effects),
+        tuple(dict.fromkeys(unknown)),
+        read_only,
+        tuple(dict.fromkeys(problems)),
+        flow.cwd,
     )
+
+
+_CHANGES_DIRECTORY = frozenset({"cd", "pushd", "chdir"})
+
+
+def _change_directory(command: SimpleCommand, flow: _Flow) -> None:
+    """`cd ~ && python3 -m http.server`: later relative paths are below the new place."""
+    target = next((w for w in command.positionals if w != "-"), "~")
+    if type(target) is not str:
+        flow.cwd = UNRESOLVED  # `cd "$X"`: where is known only at run time
+        return
+    if target.startswith(("/", "~")):
+        flow.cwd = normalise(target)
+    elif flow.cwd and flow.cwd != UNRESOLVED:
+        flow.cwd = normalise(flow.cwd + "/" + target)
+    elif target.startswith(".."):
+        flow.cwd = normalise(target)  # climbs out of the workspace
+
+
+def rebased(effect: Effect, cwd: str) -> Effect:
+    """A relative path after a `cd` is below where the line went."""
+    target = effect.target
+    data = effect.data
+    if effect.action in _PATH_ACTIONS and _relative(target):
+        target = _join(cwd, target)
+    if data and any(_relative(d) for d in data):
+        data = tuple(_join(cwd, d) if _relative(d) else d for d in data)
+    if target is effect.target and data is effect.data:
+        return effect
+    return effect._replace(target=target, data=data)
+
+
+def _relative(path: str) -> bool:
+    return bool(path) and not path.startswith(("/", "~", "?", "(")) and path != STDIN
+
+
+def _join(cwd: str, path: str) -> str:
+    if cwd == UNRESOLVED:
+        return UNRESOLVED + "/" + path if path != "." else UNRESOLVED
+    return normalise(cwd + "/" + path) if path != "." else cwd
 
 
 _MAX_CODE_DEPTH = 3

@@ -17,7 +17,7 @@ from sidecar.effects.analyser import EffectAnalyser, Judged
 from sidecar.effects.hosts import host_of
 from sidecar.effects.model import UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
-from sidecar.effects.shell_effects import script_language
+from sidecar.effects.shell_effects import rebased, script_language
 from sidecar.effects.written_code import commands_in, cron_commands
 from sidecar.inspection.model import ToolCall
 from sidecar.inspection.session_flow import SessionFlow
@@ -45,6 +45,7 @@ class CallReport(NamedTuple):
     unknown_programs: tuple[str, ...]
     read_only: bool  # only reads and fetches, nothing unknown
     problems: tuple[str, ...] = ()  # what code in other languages left unresolved
+    moved_to: str = ""  # where a `cd` in the call leaves a persistent shell
 
 
 class CallEffects:
@@ -77,12 +78,17 @@ class CallEffects:
             cwd = self._flow.working_directory(session_id, cwd)
             resolved = self._flow.apply(session_id, found.effects)
         if resolved is not None or cwd:
-            # Judged again: with the session's facts, or knowing the working directory (an
-            # absolute path below it is the workspace's).
+            # Judged again: with the session's facts, and where the call runs (relative
+            # paths are below it; an absolute path below it is the workspace's).
             effects = tuple(resolved) if resolved is not None else found.effects
+            if cwd:
+                effects = tuple(rebased(e, cwd) for e in effects)
             found = found._replace(effects=effects, judged=tuple(self.analyser.judge(effects, cwd)))
         if self._flow is not None and session_id:
             self._flow.record(session_id, found.effects, found.analyses)
+            if found.moved_to:
+                # A persistent shell (Claude Code's Bash, OpenHands) stays where `cd` left it.
+                self._flow.working_directory(session_id, found.moved_to)
         self._last = (call, found)
         return found
 
@@ -168,6 +174,7 @@ class CallEffects:
             found.unknown_programs,
             found.read_only,
             found.problems,
+            found.cwd if found.cwd.startswith(("/", "~")) else "",
         )
         if len(line) <= _REMEMBERED_LENGTH:
             if len(self._lines) >= _MAX_REMEMBERED:
