@@ -108,7 +108,8 @@ def test_paths_with_run_time_parts_keep_their_static_directory() -> None:
     from sidecar.shell.walk import _Dynamic  # the walk's marker for run-time values
 
     assert dynamic_path(_Dynamic("/tmp/pytest-of-$USER")) == "/tmp/pytest-of-*"
-    assert dynamic_path(_Dynamic("$D/x")) == UNRESOLVED
+    assert dynamic_path(_Dynamic("$D/x")) == "?/x"  # its end still names something
+    assert dynamic_path(_Dynamic("${X}")) == UNRESOLVED
 
 
 @pytest.mark.parametrize(
