@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import Awaitable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from wsgiref.simple_server import WSGIServer
@@ -30,6 +32,7 @@ from sidecar.policy.shadow import ShadowEvaluator
 from sidecar.secrets import SecretScanner
 from sidecar.service.context_service import ContextService, add_context_service
 from sidecar.service.policy_service import PolicyService, SlotStatus, StatusReport
+from sidecar.shell.isolation import IsolatedAnalyser, IsolationSettings
 from sidecar.state.store import StateStore
 from sidecar.v1 import sidecar_pb2, sidecar_pb2_grpc
 
@@ -74,12 +77,38 @@ class Sidecar:
     _decision_log: DecisionLog | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
     context: ContextManager | None = None
+    isolated: IsolatedAnalyser | None = None
+    _offload: ThreadPoolExecutor | None = None
 
     async def start(self) -> None:
         settings = self.settings
         self._store = StateStore(settings.state)
         secrets = SecretScanner()
-        parts = EngineParts(self.metrics, self._store, secrets, RepetitionTracker())
+        # Heavy batches run their local inspectors here, off the event loop. Two threads:
+        # more would only take turns at the GIL with the loop that answers health checks.
+        sys.setswitchinterval(0.001)
+        self._offload = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sidecar-inspect")
+        if settings.analysis_workers:
+            self.isolated = IsolatedAnalyser(
+                IsolationSettings(
+                    budget_seconds=settings.analysis_budget_ms / 1000,
+                    memory_bytes=settings.analysis_memory_mb * 1024 * 1024,
+                    workers=settings.analysis_workers,
+                ),
+                decode_in=self._offload,
+                on_restart=lambda reason: self.metrics.analysis_worker_restarts.labels(
+                    reason=reason
+                ).inc(),
+            )
+            await self.isolated.start()
+        parts = EngineParts(
+            self.metrics,
+            self._store,
+            secrets,
+            RepetitionTracker(),
+            isolated=self.isolated,
+            offload=self._offload,
+        )
         self._decision_log = DecisionLog(settings.decision_log, secrets)
         self.engine = PolicyEngine(parts, self._decision_log)
         self.reloader = PolicyReloader(
@@ -168,7 +197,13 @@ class Sidecar:
         # Own trackers and an unexported registry: the candidate must not change
         # what the active policy sees, nor mix into its per-inspector series.
         shadow_parts = EngineParts(
-            Metrics(), parts.grants, parts.secrets, RepetitionTracker(), TaintTracker()
+            Metrics(),
+            parts.grants,
+            parts.secrets,
+            RepetitionTracker(),
+            TaintTracker(),
+            parts.isolated,
+            parts.offload,
         )
         self.shadow = ShadowEvaluator(shadow_parts, self.metrics)
         self.shadow_reloader = PolicyReloader(
@@ -249,6 +284,10 @@ class Sidecar:
             self._metrics_http.shutdown()
             self._metrics_http.server_close()
             self._metrics_http = None
+        if self.isolated is not None:
+            await self.isolated.close()
+        if self._offload is not None:
+            self._offload.shutdown(wait=False, cancel_futures=True)
         if self._decision_log is not None:
             self._decision_log.close()
         if self._store is not None:

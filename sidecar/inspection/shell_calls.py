@@ -1,15 +1,48 @@
-"""Which tool calls carry a shell command line, and what that command does."""
+"""Which tool calls carry a shell command line, and what that command does.
+
+A batch's command lines are analysed once, before any inspector looks at them
+(`prepare`), within a budget: small ones right here, large or operator-heavy ones in
+the isolated analysis process (sidecar/shell/isolation.py), the hopeless ones not at
+all (sidecar/shell/limits.py). The inspectors then read the prepared analysis.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import shlex
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
+from sidecar.bounded_cache import BoundedCache
+from sidecar.inspection import deadline
 from sidecar.inspection.model import ToolCall
 from sidecar.matching.globs import GlobSet
 from sidecar.policy.schema import ShellTool
-from sidecar.shell.walk import ShellAnalysis, analyse
+from sidecar.shell.isolation import OUTCOME_REASONS, IsolatedAnalyser, Outcome
+from sidecar.shell.limits import DEFAULT_LIMITS, Route, StructuralLimits
+from sidecar.shell.walk import AnalysisBudgetExceeded, ShellAnalysis, analyse
 from sidecar.shell.wrappers import DEFAULT_WRAPPERS, WrapperSpec
+
+INLINE_BUDGET_SECONDS = 0.02  # a small line past this goes to the isolated analyser
+FALLBACK_BUDGET_SECONDS = 0.25  # without an isolated analyser (CLI, tests): cooperative only
+REQUEST_BUDGET_SECONDS = 1.0  # all isolated analysis of one batch, waiting included
+YIELD_EVERY_SECONDS = 0.005  # inline work between turns given back to the event loop
+CACHE_ENTRIES = 4096
+# A batch past either of these runs its inspectors off the event loop (see chain.py).
+HEAVY_COMMANDS = 256
+HEAVY_BYTES = 16 * 1024
+CACHE_BYTES = 32 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class Preparation:
+    """What preparing a batch found: whether it is heavy, and the calls (by index)
+    whose command line was not fully analysed: (reason label, sentence saying why)."""
+
+    heavy: bool = False
+    cut: dict[int, tuple[str, str]] | None = None
+    commands: int = 0
 
 
 class ShellCalls:
@@ -18,18 +51,25 @@ class ShellCalls:
         tools: tuple[ShellTool, ...],
         extra_wrappers: tuple[str, ...],
         max_bytes: int = 128 * 1024,
+        limits: StructuralLimits = DEFAULT_LIMITS,
     ) -> None:
         self.max_bytes = max_bytes
+        self.limits = limits
         arguments = dict.fromkeys(t.argument for t in tools)
         self._tools = [
             (argument, GlobSet(t.tool for t in tools if t.argument == argument))
             for argument in arguments
         ]
-        # Three inspectors ask about the same call in a row: the last answer is kept.
-        self._last: tuple[ToolCall, ShellAnalysis | None] | None = None
+        self._extra_wrappers = tuple(extra_wrappers)
         self._wrappers: Mapping[str, WrapperSpec] = DEFAULT_WRAPPERS
         if extra_wrappers:
             self._wrappers = {**DEFAULT_WRAPPERS, **{w: WrapperSpec() for w in extra_wrappers}}
+        # Analyses by command line, bounded in bytes (lines come from clients).
+        self._cache: BoundedCache[str, ShellAnalysis] = BoundedCache(CACHE_ENTRIES, CACHE_BYTES)
+        # The batches being inspected now, by id(call): their analyses, done up front.
+        self._prepared: dict[int, tuple[ToolCall, ShellAnalysis | None]] = {}
+        # Without prepare (direct use), three inspectors ask about the same call in a row.
+        self._last: tuple[ToolCall, ShellAnalysis | None] | None = None
 
     def command_line(self, call: ToolCall) -> str | None:
         for argument, globs in self._tools:
@@ -44,21 +84,115 @@ class ShellCalls:
         return any(globs.matches(call.name) for _, globs in self._tools)
 
     def analyse(self, call: ToolCall) -> ShellAnalysis | None:
+        deadline.check()  # inspectors ask once per call: the place to stop a late one
+        entry = self._prepared.get(id(call))
+        if entry is not None and entry[0] is call:
+            return entry[1]
         last = self._last
         if last is not None and last[0] is call:
             return last[1]
-        analysis = self._analyse(call)
+        analysis = self._analyse_now(call)
         self._last = (call, analysis)
         return analysis
 
-    def _analyse(self, call: ToolCall) -> ShellAnalysis | None:
+    async def prepare(
+        self, calls: Sequence[ToolCall], isolated: IsolatedAnalyser | None
+    ) -> Preparation:
+        """Analyse every shell call of the batch within its budget; `release` after."""
+        found = Preparation()
+        started = last_turn = time.perf_counter()
+        request_deadline = started + REQUEST_BUDGET_SECONDS
+        total_bytes = 0
+        for index, call in enumerate(calls):
+            line = self.command_line(call)
+            if line is None:
+                # A shell tool whose command is missing or not text: cannot tell, so ask.
+                self._prepared[id(call)] = (call, NOT_TEXT if self.is_shell(call) else None)
+                continue
+            total_bytes += len(line)
+            analysis = self._cache.get(line)
+            if analysis is None:
+                analysis, cut = await self._analyse_line(line, isolated, request_deadline)
+                if cut is not None:
+                    found.cut = found.cut or {}
+                    found.cut[index] = cut
+            found.commands += len(analysis.commands)
+            self._prepared[id(call)] = (call, analysis)
+            now = time.perf_counter()
+            if now - last_turn > YIELD_EVERY_SECONDS and index + 1 < len(calls):
+                await asyncio.sleep(0)  # let health checks and other calls through
+                last_turn = time.perf_counter()
+        found.heavy = (
+            found.cut is not None or found.commands > HEAVY_COMMANDS or total_bytes > HEAVY_BYTES
+        )
+        return found
+
+    def release(self, calls: Sequence[ToolCall]) -> None:
+        prepared = self._prepared
+        for call in calls:
+            prepared.pop(id(call), None)
+
+    async def _analyse_line(
+        self, line: str, isolated: IsolatedAnalyser | None, request_deadline: float
+    ) -> tuple[ShellAnalysis, tuple[str, str] | None]:
+        """The analysis, and when it is incomplete for lack of budget, why."""
+        if len(line) > self.max_bytes:
+            return TOO_LARGE, ("too_large", TOO_LARGE.problems[0])
+        route, problem = self.limits.route(line)
+        if route is Route.TOO_COMPLEX:
+            return _cut(problem), ("too_complex", problem)
+        if route is Route.INLINE:
+            try:
+                analysis = analyse(line, self._wrappers, INLINE_BUDGET_SECONDS)
+            except AnalysisBudgetExceeded:
+                pass  # small but slow: the isolated analyser has the time
+            else:
+                self._remember(line, analysis)
+                return analysis, None
+        if isolated is None:
+            try:
+                analysis = analyse(line, self._wrappers, FALLBACK_BUDGET_SECONDS)
+            except AnalysisBudgetExceeded:
+                return _cut(Outcome.TIMEOUT), ("timeout", Outcome.TIMEOUT)
+        else:
+            result = await isolated.analyse(line, self._extra_wrappers, request_deadline)
+            if isinstance(result, str):
+                return _cut(result), (OUTCOME_REASONS.get(result, "failed"), result)
+            analysis = result
+        self._remember(line, analysis)
+        return analysis, None
+
+    def _analyse_now(self, call: ToolCall) -> ShellAnalysis | None:
+        """Without prepare: the same limits and budgets, cooperatively, on this thread."""
         line = self.command_line(call)
         if line is None:
-            # A shell tool whose command is missing or not text: cannot tell, so ask.
             return NOT_TEXT if self.is_shell(call) else None
         if len(line) > self.max_bytes:
             return TOO_LARGE
-        return analyse(line, self._wrappers)
+        analysis = self._cache.get(line)
+        if analysis is not None:
+            return analysis
+        route, problem = self.limits.route(line)
+        if route is Route.TOO_COMPLEX:
+            return _cut(problem)
+        try:
+            analysis = analyse(line, self._wrappers, FALLBACK_BUDGET_SECONDS)
+        except AnalysisBudgetExceeded:
+            return _cut(Outcome.TIMEOUT)
+        self._remember(line, analysis)
+        return analysis
+
+    def _remember(self, line: str, analysis: ShellAnalysis) -> None:
+        self._cache.put(line, analysis, len(line) + weight(analysis))
+
+
+def weight(analysis: ShellAnalysis) -> int:
+    """Rough bytes an analysis holds: its words and object headers."""
+    return sum(200 + sum(len(a) + 56 for a in c.args) for c in analysis.commands)
+
+
+def _cut(problem: str) -> ShellAnalysis:
+    return ShellAnalysis(commands=(), problems=(problem,), parse_error=False)
 
 
 NOT_TEXT = ShellAnalysis(
