@@ -31,6 +31,7 @@ from sidecar.policy.reloader import PolicyReloader, ReloadOutcome
 from sidecar.policy.shadow import ShadowEvaluator
 from sidecar.secrets import SecretScanner
 from sidecar.service.context_service import ContextService, add_context_service
+from sidecar.service.errors import EdgeGuard
 from sidecar.service.policy_service import PolicyService, SlotStatus, StatusReport
 from sidecar.shell.isolation import IsolatedAnalyser, IsolationSettings
 from sidecar.state.store import StateStore
@@ -92,6 +93,8 @@ class Sidecar:
             self.isolated = IsolatedAnalyser(
                 IsolationSettings(
                     budget_seconds=settings.analysis_budget_ms / 1000,
+                    # A batch may hold 50 calls; four lines' worth bounds the whole.
+                    request_budget_seconds=max(1.0, 4 * settings.analysis_budget_ms / 1000),
                     memory_bytes=settings.analysis_memory_mb * 1024 * 1024,
                     workers=settings.analysis_workers,
                 ),
@@ -109,7 +112,7 @@ class Sidecar:
             isolated=self.isolated,
             offload=self._offload,
         )
-        self._decision_log = DecisionLog(settings.decision_log, secrets)
+        self._decision_log = DecisionLog(settings.decision_log, secrets, self.metrics)
         self.engine = PolicyEngine(parts, self._decision_log)
         self.reloader = PolicyReloader(
             policy_directories(settings),
@@ -121,7 +124,8 @@ class Sidecar:
         )
 
         server = grpc.aio.server(
-            interceptors=[MetricsInterceptor(self.metrics)],
+            # EdgeGuard inside the metrics: what it turns into INVALID_ARGUMENT is counted so.
+            interceptors=[MetricsInterceptor(self.metrics), EdgeGuard()],
             options=[
                 ("grpc.max_receive_message_length", settings.max_message_bytes),
                 ("grpc.max_send_message_length", settings.max_message_bytes),

@@ -19,19 +19,20 @@ from sidecar.inspection import deadline
 from sidecar.inspection.model import ToolCall
 from sidecar.matching.globs import GlobSet
 from sidecar.policy.schema import ShellTool
-from sidecar.shell.isolation import OUTCOME_REASONS, IsolatedAnalyser, Outcome
+from sidecar.shell.isolation import OUTCOME_REASONS, IsolatedAnalyser, Outcome, truncation
 from sidecar.shell.limits import DEFAULT_LIMITS, Route, StructuralLimits
 from sidecar.shell.walk import AnalysisBudgetExceeded, ShellAnalysis, analyse
 from sidecar.shell.wrappers import DEFAULT_WRAPPERS, WrapperSpec
 
 INLINE_BUDGET_SECONDS = 0.02  # a small line past this goes to the isolated analyser
 FALLBACK_BUDGET_SECONDS = 0.25  # without an isolated analyser (CLI, tests): cooperative only
-REQUEST_BUDGET_SECONDS = 1.0  # all isolated analysis of one batch, waiting included
+REQUEST_BUDGET_SECONDS = 1.0  # without an isolated analyser; else its request budget
 YIELD_EVERY_SECONDS = 0.005  # inline work between turns given back to the event loop
 CACHE_ENTRIES = 4096
 # A batch past either of these runs its inspectors off the event loop (see chain.py).
 HEAVY_COMMANDS = 256
 HEAVY_BYTES = 16 * 1024
+CUT_OFF_COMMANDS = 1024  # analyses this long may have been cut off (see isolation.py)
 CACHE_BYTES = 32 * 1024 * 1024
 
 
@@ -101,7 +102,12 @@ class ShellCalls:
         """Analyse every shell call of the batch within its budget; `release` after."""
         found = Preparation()
         started = last_turn = time.perf_counter()
-        request_deadline = started + REQUEST_BUDGET_SECONDS
+        budget = (
+            isolated.settings.request_budget_seconds
+            if isolated is not None
+            else REQUEST_BUDGET_SECONDS
+        )
+        request_deadline = started + budget
         total_bytes = 0
         for index, call in enumerate(calls):
             line = self.command_line(call)
@@ -111,11 +117,14 @@ class ShellCalls:
                 continue
             total_bytes += len(line)
             analysis = self._cache.get(line)
+            cut: tuple[str, str] | None = None
             if analysis is None:
                 analysis, cut = await self._analyse_line(line, isolated, request_deadline)
-                if cut is not None:
-                    found.cut = found.cut or {}
-                    found.cut[index] = cut
+            elif len(analysis.commands) >= CUT_OFF_COMMANDS and truncation(analysis):
+                cut = ("too_many_commands", truncation(analysis))
+            if cut is not None:
+                found.cut = found.cut or {}
+                found.cut[index] = cut
             found.commands += len(analysis.commands)
             self._prepared[id(call)] = (call, analysis)
             now = time.perf_counter()
@@ -160,7 +169,8 @@ class ShellCalls:
                 return _cut(result), (OUTCOME_REASONS.get(result, "failed"), result)
             analysis = result
         self._remember(line, analysis)
-        return analysis, None
+        cut_off = truncation(analysis)
+        return analysis, ("too_many_commands", cut_off) if cut_off else None
 
     def _analyse_now(self, call: ToolCall) -> ShellAnalysis | None:
         """Without prepare: the same limits and budgets, cooperatively, on this thread."""

@@ -16,7 +16,14 @@ class RateLimitedLog:
         self._suppressed: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def log(self, level: int, key: str, message: str, *args: object) -> bool:
+    def log(
+        self,
+        level: int,
+        key: str,
+        message: str,
+        *args: object,
+        exc_info: BaseException | None = None,
+    ) -> bool:
         """Log `message % args` unless a line with this key was logged in the last
         interval; then say how many were held back. Returns whether it logged."""
         now = time.monotonic()
@@ -32,7 +39,7 @@ class RateLimitedLog:
             held = self._suppressed.pop(key, 0)
         if held:
             message += f" ({held} similar in the last {self._every:g}s not logged)"
-        self._logger.log(level, message, *args)
+        self._logger.log(level, message, *args, exc_info=exc_info)
         return True
 
     def warning(self, key: str, message: str, *args: object) -> bool:

@@ -50,6 +50,7 @@ MAX_FRAME_BYTES = 64 * 1024 * 1024
 @dataclass(frozen=True, slots=True)
 class IsolationSettings:
     budget_seconds: float = 0.25  # per command line, in the child
+    request_budget_seconds: float = 1.0  # all of one batch's lines, waiting included
     memory_bytes: int = 1024 * 1024 * 1024  # the child's address space (RLIMIT_AS)
     max_commands: int = 4096  # more than this many commands: the rest are not returned
     workers: int = 1
@@ -65,6 +66,12 @@ class Outcome:
 
 # Metric labels for the sentences above.
 OUTCOME_REASONS = {Outcome.TIMEOUT: "timeout", Outcome.MEMORY: "memory", Outcome.BUSY: "busy"}
+TRUNCATED = "the command line holds"  # how the problem of a cut-off command list begins
+
+
+def truncation(analysis: ShellAnalysis) -> str:
+    """The problem saying the analysis holds only the first commands; empty if whole."""
+    return next((p for p in analysis.problems if p.startswith(TRUNCATED)), "")
 
 
 # -- encoding: flat tables, so 16,000 piped commands do not nest 16,000 levels deep ----
@@ -87,8 +94,7 @@ def encode(analysis: ShellAnalysis, max_commands: int) -> bytes:
     problems = list(analysis.problems)
     if len(commands) > max_commands:
         problems.append(
-            f"the command line holds {len(commands)} commands; "
-            f"only the first {max_commands} were analysed"
+            f"{TRUNCATED} {len(commands)} commands; only the first {max_commands} were analysed"
         )
         commands = commands[:max_commands]
     index: dict[int, int] = {}

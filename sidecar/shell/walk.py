@@ -35,6 +35,7 @@ from sidecar.shell.embedded_code import (
 )
 from sidecar.shell.embedded_code import PROGRAMS as EMBEDDING_PROGRAMS
 from sidecar.shell.wrappers import DEFAULT_WRAPPERS, WrapperSpec, unwrap
+from sidecar.text import valid_text
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
 MAX_NESTING = 6
@@ -985,6 +986,7 @@ def _unescape_double(text: str) -> str:
 
 def _ansi_c(body: str) -> str:
     try:
-        return codecs.decode(body.encode("latin-1", "backslashreplace"), "unicode_escape")
+        decoded = codecs.decode(body.encode("latin-1", "backslashreplace"), "unicode_escape")
     except (UnicodeDecodeError, ValueError):
         return body
+    return valid_text(decoded)  # `$'\udcff'` decodes to a lone surrogate: RE2 rejects it
