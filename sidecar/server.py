@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+import time
 from collections.abc import Awaitable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from sidecar.policy.reloader import PolicyReloader, ReloadOutcome
 from sidecar.policy.shadow import ShadowEvaluator
 from sidecar.secrets import SecretScanner
 from sidecar.service.context_service import ContextService, add_context_service
+from sidecar.service.drain import DrainGate
 from sidecar.service.errors import EdgeGuard
 from sidecar.service.policy_service import PolicyService, SlotStatus, StatusReport
 from sidecar.shell.isolation import IsolatedAnalyser, IsolationSettings
@@ -80,10 +82,12 @@ class Sidecar:
     context: ContextManager | None = None
     isolated: IsolatedAnalyser | None = None
     _offload: ThreadPoolExecutor | None = None
+    _gate: DrainGate | None = None
 
     async def start(self) -> None:
         settings = self.settings
         self._store = StateStore(settings.state)
+        self._gate = DrainGate((POLICY_SERVICE, CONTEXT_SERVICE))
         secrets = SecretScanner()
         # Heavy batches run their local inspectors here, off the event loop. Two threads:
         # more would only take turns at the GIL with the loop that answers health checks.
@@ -124,8 +128,8 @@ class Sidecar:
         )
 
         server = grpc.aio.server(
-            # EdgeGuard inside the metrics: what it turns into INVALID_ARGUMENT is counted so.
-            interceptors=[MetricsInterceptor(self.metrics), EdgeGuard()],
+            # Inside the metrics, so what the gate and the guard answer is counted as such.
+            interceptors=[MetricsInterceptor(self.metrics), self._gate, EdgeGuard()],
             options=[
                 ("grpc.max_receive_message_length", settings.max_message_bytes),
                 ("grpc.max_send_message_length", settings.max_message_bytes),
@@ -269,12 +273,23 @@ class Sidecar:
         )
 
     async def stop(self, grace: float | None = None) -> None:
-        """NOT_SERVING first, so load balancers stop sending; then drain in-flight calls."""
+        """NOT_SERVING first, so load balancers stop sending; new calls get UNAVAILABLE;
+        calls in progress finish within the grace period; then the server stops."""
         grace = self.settings.grace_seconds if grace is None else grace
         for task in list(self._tasks):
             task.cancel()
         if self._health is not None:
             await self._health.enter_graceful_shutdown()
+        if self._gate is not None:
+            self._gate.close()
+            started = time.monotonic()
+            if self._gate.in_progress and not await self._gate.drained(grace):
+                log.warning(
+                    "%d calls still running after the %ss grace period; cancelling them",
+                    self._gate.in_progress,
+                    grace,
+                )
+            grace = max(grace - (time.monotonic() - started), 0.0)
         if self._server is not None:
             await self._server.stop(grace)
             self._server = None
