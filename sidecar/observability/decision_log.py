@@ -38,7 +38,10 @@ class DecisionLog:
         if target == "stderr":
             self._stream = sys.stderr
         elif target != "off":
+            existed = os.path.exists(target)
             self._file = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            if not existed and os.path.isfile(target):
+                os.fchmod(self._file, 0o600)  # exactly, whatever the umask took away
         self._lock = threading.Lock()
 
     @property
