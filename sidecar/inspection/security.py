@@ -417,9 +417,10 @@ class RuleBook:
         if rules is None:
             named = [r for r in self._named_by_pattern if r.shell and r.shell.names(program)]
             rules = self._by_program.get(program, []) + named + self._any_program
-            if len(self._for_program) >= _MAX_REMEMBERED_NAMES:
-                self._for_program.clear()
-            self._for_program[program] = rules
+            if len(program) <= _REMEMBERED_ARGUMENTS_LENGTH:  # bounded in bytes, too
+                if len(self._for_program) >= _MAX_REMEMBERED_NAMES:
+                    self._for_program.clear()
+                self._for_program[program] = rules
         return rules
 
     def shell_rules_for(self, facts: CommandFacts) -> list[CompiledRule]:

@@ -35,6 +35,7 @@ from sidecar.shell.walk import (
     ShellAnalysis,
     SimpleCommand,
     _Dynamic,
+    _split_flags,
     analyse,
 )
 from sidecar.shell.wrappers import DEFAULT_WRAPPERS, WrapperSpec
@@ -107,12 +108,15 @@ def encode(analysis: ShellAnalysis, max_commands: int) -> bytes:
             current = current.input_from
         for item in reversed(chain):  # whatever feeds a command is numbered first
             feed = item.input_from
+            # Flags and positionals follow from the words (as the walk splits them);
+            # sent only where they do not, and rebuilt otherwise, sharing the words.
+            derived = _split_flags(item.args) == (item.flags, item.positionals)
             table.append(
                 [
                     item.program,
                     [_word(a) for a in item.args],
-                    sorted(item.flags),
-                    [_word(p) for p in item.positionals],
+                    None if derived else sorted(item.flags),
+                    None if derived else [_word(p) for p in item.positionals],
                     [[r.operator, _word(r.target)] for r in item.redirects],
                     index[id(feed)] if feed is not None else -1,
                     list(item.wrappers),
@@ -142,18 +146,24 @@ def decode(body: bytes) -> ShellAnalysis | str:
     if "failed" in data:
         return str(data["failed"])
     built: list[SimpleCommand] = []
+    intern = sys.intern  # names, operators and "via" repeat: one object each
     for chunk in chunks:
         for program, args, flags, positionals, redirects, feed, wrappers, via in json.loads(chunk):
+            words = tuple(_unword(a) for a in args)
+            if flags is None:
+                split = _split_flags(words)
+            else:
+                split = (frozenset(str(f) for f in flags), tuple(_unword(p) for p in positionals))
             built.append(
                 SimpleCommand(
-                    str(program),
-                    tuple(_unword(a) for a in args),
-                    frozenset(str(f) for f in flags),
-                    tuple(_unword(p) for p in positionals),
-                    tuple(Redirect(str(op), _unword(target)) for op, target in redirects),
+                    intern(str(program)),
+                    words,
+                    split[0],
+                    split[1],
+                    tuple(Redirect(intern(str(op)), _unword(t)) for op, t in redirects),
                     built[feed] if feed >= 0 else None,
-                    tuple(str(w) for w in wrappers),
-                    str(via),
+                    tuple(intern(str(w)) for w in wrappers),
+                    intern(str(via)),
                 )
             )
     return ShellAnalysis(
