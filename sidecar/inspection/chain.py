@@ -74,7 +74,7 @@ class InspectorChain:
         batches run their local inspectors on (None: the event loop, as the CLI does)."""
         self.links = tuple(links)
         self._metrics = metrics
-        self._shell_calls = shell_calls
+        self.shell_calls = shell_calls
         self._isolated = isolated
         self._offload = offload
         self._trimmed_at = 0.0
@@ -89,7 +89,7 @@ class InspectorChain:
     def with_links(self, links: Sequence[ChainLink]) -> InspectorChain:
         """The same chain (analysis, threads) with other links: for tests and tools."""
         return InspectorChain(
-            links, self._metrics, self._shell_calls, self._isolated, self._offload
+            links, self._metrics, self.shell_calls, self._isolated, self._offload
         )
 
     async def aclose(self) -> None:
@@ -105,7 +105,7 @@ class InspectorChain:
         """arguments_bytes: the size of the calls' arguments as received, when known."""
         if context.mode is Mode.CHAT:
             return ChainResult([_skipped(call) for call in calls], {})
-        shell_calls = self._shell_calls
+        shell_calls = self.shell_calls
         if shell_calls is None:
             return await self._run_links(calls, context, None, _NO_PREPARATION)
         prepared = _NO_PREPARATION

@@ -56,6 +56,8 @@ class ShellCalls:
     ) -> None:
         self.max_bytes = max_bytes
         self.limits = limits
+        self.inline_budget = INLINE_BUDGET_SECONDS  # attributes: benchmarks lift them
+        self.fallback_budget = FALLBACK_BUDGET_SECONDS
         arguments = dict.fromkeys(t.argument for t in tools)
         self._tools = [
             (argument, GlobSet(t.tool for t in tools if t.argument == argument))
@@ -152,7 +154,7 @@ class ShellCalls:
             return _cut(problem), ("too_complex", problem)
         if route is Route.INLINE:
             try:
-                analysis = analyse(line, self._wrappers, INLINE_BUDGET_SECONDS)
+                analysis = analyse(line, self._wrappers, self.inline_budget)
             except AnalysisBudgetExceeded:
                 pass  # small but slow: the isolated analyser has the time
             else:
@@ -160,7 +162,7 @@ class ShellCalls:
                 return analysis, None
         if isolated is None:
             try:
-                analysis = analyse(line, self._wrappers, FALLBACK_BUDGET_SECONDS)
+                analysis = analyse(line, self._wrappers, self.fallback_budget)
             except AnalysisBudgetExceeded:
                 return _cut(Outcome.TIMEOUT), ("timeout", Outcome.TIMEOUT)
         else:
@@ -186,7 +188,7 @@ class ShellCalls:
         if route is Route.TOO_COMPLEX:
             return _cut(problem)
         try:
-            analysis = analyse(line, self._wrappers, FALLBACK_BUDGET_SECONDS)
+            analysis = analyse(line, self._wrappers, self.fallback_budget)
         except AnalysisBudgetExceeded:
             return _cut(Outcome.TIMEOUT)
         self._remember(line, analysis)
