@@ -205,10 +205,13 @@ class InspectorChain:
         if now - self._trimmed_at < TRIM_EVERY_SECONDS:
             return
         self._trimmed_at = now
-        if self._offload is not None:
-            self._offload.submit(release_freed_memory)
-        else:
-            release_freed_memory()
+        try:
+            if self._offload is not None:
+                self._offload.submit(release_freed_memory)
+                return
+        except RuntimeError:  # the threads are shutting down with the server
+            pass
+        release_freed_memory()
 
     async def _wait(
         self,
