@@ -88,9 +88,7 @@ class InspectorChain:
 
     def with_links(self, links: Sequence[ChainLink]) -> InspectorChain:
         """The same chain (analysis, threads) with other links: for tests and tools."""
-        return InspectorChain(
-            links, self._metrics, self.shell_calls, self._isolated, self._offload
-        )
+        return InspectorChain(links, self._metrics, self.shell_calls, self._isolated, self._offload)
 
     async def aclose(self) -> None:
         """Release what inspectors hold (a model client's connections)."""
