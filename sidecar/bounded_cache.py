@@ -8,6 +8,7 @@ of what it stores), and the oldest entries leave when either bound is passed.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 from typing import Generic, TypeVar
@@ -29,12 +30,14 @@ class BoundedCache(Generic[K, V]):
         self._lock = threading.Lock()
 
     def get(self, key: K) -> V | None:
-        with self._lock:
-            found = self._items.get(key)
-            if found is None:
-                return None
+        # No lock: each OrderedDict operation is atomic under the GIL, and a get is on
+        # every call's path. An entry dropped between the two steps is simply not moved.
+        found = self._items.get(key)
+        if found is None:
+            return None
+        with contextlib.suppress(KeyError):
             self._items.move_to_end(key)
-            return found[0]
+        return found[0]
 
     def put(self, key: K, value: V, weight: int) -> None:
         """Remember value; an entry heavier than a quarter of the budget is not kept."""

@@ -106,22 +106,28 @@ class InspectorChain:
         shell_calls = self.shell_calls
         if shell_calls is None:
             return await self._run_links(calls, context, None, _NO_PREPARATION)
-        prepared = _NO_PREPARATION
+        prepared = shell_calls.prepare_now(calls)  # most batches: all done here
         try:
-            prepared = await shell_calls.prepare(calls, self._isolated)
-            if prepared.cut:
-                for reason, _ in prepared.cut.values():
-                    self._metrics.shell_not_analysed.labels(reason=reason).inc()
+            if prepared.done < len(calls):
+                await shell_calls.prepare_rest(calls, prepared, self._isolated)
             offload = None
-            heavy = prepared.heavy or arguments_bytes > HEAVY_ARGUMENT_BYTES
-            if heavy and self._offload is not None:
-                offload = self._offload
-                self._metrics.offloaded_batches.inc()
+            if prepared.cut or prepared.heavy or arguments_bytes > HEAVY_ARGUMENT_BYTES:
+                offload = self._heavy(prepared, arguments_bytes)
             return await self._run_links(calls, context, offload, prepared)
         finally:
             shell_calls.release(calls)
             if prepared.heavy:
                 self._trim()
+
+    def _heavy(self, prepared: Preparation, arguments_bytes: int) -> Executor | None:
+        """Count what was cut; where a heavy batch's local inspectors run."""
+        if prepared.cut:
+            for reason, _ in prepared.cut.values():
+                self._metrics.shell_not_analysed.labels(reason=reason).inc()
+        if self._offload is None or not (prepared.heavy or arguments_bytes > HEAVY_ARGUMENT_BYTES):
+            return None
+        self._metrics.offloaded_batches.inc()
+        return self._offload
 
     async def _run_links(
         self,

@@ -39,11 +39,16 @@ CACHE_BYTES = 16 * 1024 * 1024  # estimated by weight(); measured within 0.6-1.6
 @dataclass(slots=True)
 class Preparation:
     """What preparing a batch found: whether it is heavy, and the calls (by index)
-    whose command line was not fully analysed: (reason label, sentence saying why)."""
+    whose command line was not fully analysed: (reason label, sentence saying why).
+    `done` counts the calls prepared so far (prepare_now may stop early)."""
 
+    started: float = 0.0
+    done: int = 0
     heavy: bool = False
     cut: dict[int, tuple[str, str]] | None = None
     commands: int = 0
+    line_bytes: int = 0
+    pending: tuple[int, ToolCall, str] | None = None  # a line for the isolated analyser
 
 
 class ShellCalls:
@@ -98,55 +103,96 @@ class ShellCalls:
         self._last = (call, analysis)
         return analysis
 
-    async def prepare(
-        self, calls: Sequence[ToolCall], isolated: IsolatedAnalyser | None
-    ) -> Preparation:
-        """Analyse every shell call of the batch within its budget; `release` after."""
-        found = Preparation()
-        started = last_turn = time.perf_counter()
+    def prepare_now(self, calls: Sequence[ToolCall]) -> Preparation:
+        """Prepare what needs no waiting: remembered lines and small ones, until a line
+        needs the isolated analyser or this has run long enough to give the event loop
+        a turn. Most batches are done here; `prepare_rest` finishes the others.
+        Either way, `release` afterwards."""
+        now = time.perf_counter()
+        found = Preparation(started=now)
+        self._prepare_from(calls, found, now + YIELD_EVERY_SECONDS)
+        return found
+
+    async def prepare_rest(
+        self, calls: Sequence[ToolCall], found: Preparation, isolated: IsolatedAnalyser | None
+    ) -> None:
         budget = (
             isolated.settings.request_budget_seconds
             if isolated is not None
             else REQUEST_BUDGET_SECONDS
         )
-        request_deadline = started + budget
-        total_bytes = 0
-        for index, call in enumerate(calls):
+        request_deadline = found.started + budget
+        while found.done < len(calls):
+            await asyncio.sleep(0)  # let health checks and other calls through
+            self._prepare_from(calls, found, time.perf_counter() + YIELD_EVERY_SECONDS)
+            if found.pending is not None:
+                index, call, line = found.pending
+                found.pending = None
+                analysis, cut = await self._isolated_line(line, isolated, request_deadline)
+                found.line_bytes += len(line)
+                self._record(found, index, call, analysis, cut)
+        found.heavy = (
+            found.cut is not None
+            or found.commands > HEAVY_COMMANDS
+            or found.line_bytes > HEAVY_BYTES
+        )
+
+    def _prepare_from(self, calls: Sequence[ToolCall], found: Preparation, until: float) -> None:
+        """Prepare calls from found.done on, until one needs the isolated analyser (left
+        in found.pending) or the time is up."""
+        for index in range(found.done, len(calls)):
+            call = calls[index]
             line = self.command_line(call)
             if line is None:
                 # A shell tool whose command is missing or not text: cannot tell, so ask.
                 self._prepared[id(call)] = (call, NOT_TEXT if self.is_shell(call) else None)
+                found.done = index + 1
                 continue
-            total_bytes += len(line)
+            found.line_bytes += len(line)
             analysis = self._cache.get(line)
             cut: tuple[str, str] | None = None
             if analysis is None:
-                analysis, cut = await self._analyse_line(line, isolated, request_deadline)
+                outcome = self._analyse_here(line)
+                if outcome is None:  # for the isolated analyser
+                    found.line_bytes -= len(line)  # counted again when it is done
+                    found.pending = (index, call, line)
+                    found.done = index
+                    return
+                analysis, cut = outcome
             elif len(analysis.commands) >= CUT_OFF_COMMANDS and truncation(analysis):
                 cut = ("too_many_commands", truncation(analysis))
-            if cut is not None:
-                found.cut = found.cut or {}
-                found.cut[index] = cut
-            found.commands += len(analysis.commands)
-            self._prepared[id(call)] = (call, analysis)
-            now = time.perf_counter()
-            if now - last_turn > YIELD_EVERY_SECONDS and index + 1 < len(calls):
-                await asyncio.sleep(0)  # let health checks and other calls through
-                last_turn = time.perf_counter()
+            self._record(found, index, call, analysis, cut)
+            if time.perf_counter() > until:
+                return
         found.heavy = (
-            found.cut is not None or found.commands > HEAVY_COMMANDS or total_bytes > HEAVY_BYTES
+            found.cut is not None
+            or found.commands > HEAVY_COMMANDS
+            or found.line_bytes > HEAVY_BYTES
         )
-        return found
+
+    def _record(
+        self,
+        found: Preparation,
+        index: int,
+        call: ToolCall,
+        analysis: ShellAnalysis,
+        cut: tuple[str, str] | None,
+    ) -> None:
+        if cut is not None:
+            found.cut = found.cut or {}
+            found.cut[index] = cut
+        found.commands += len(analysis.commands)
+        self._prepared[id(call)] = (call, analysis)
+        found.done = index + 1
 
     def release(self, calls: Sequence[ToolCall]) -> None:
         prepared = self._prepared
         for call in calls:
             prepared.pop(id(call), None)
 
-    async def _analyse_line(
-        self, line: str, isolated: IsolatedAnalyser | None, request_deadline: float
-    ) -> tuple[ShellAnalysis, tuple[str, str] | None]:
-        """The analysis, and when it is incomplete for lack of budget, why."""
+    def _analyse_here(self, line: str) -> tuple[ShellAnalysis, tuple[str, str] | None] | None:
+        """The analysis of a line that needs no waiting, and why it is incomplete if it
+        is; None when the line is for the isolated analyser."""
         if len(line) > self.max_bytes:
             return TOO_LARGE, ("too_large", TOO_LARGE.problems[0])
         route, problem = self.limits.route(line)
@@ -156,10 +202,14 @@ class ShellCalls:
             try:
                 analysis = analyse(line, self._wrappers, self.inline_budget)
             except AnalysisBudgetExceeded:
-                pass  # small but slow: the isolated analyser has the time
-            else:
-                self._remember(line, analysis)
-                return analysis, None
+                return None  # small but slow: the isolated analyser has the time
+            self._remember(line, analysis)
+            return analysis, None
+        return None
+
+    async def _isolated_line(
+        self, line: str, isolated: IsolatedAnalyser | None, request_deadline: float
+    ) -> tuple[ShellAnalysis, tuple[str, str] | None]:
         if isolated is None:
             try:
                 analysis = analyse(line, self._wrappers, self.fallback_budget)
@@ -201,7 +251,11 @@ class ShellCalls:
 def weight(analysis: ShellAnalysis) -> int:
     """Rough bytes an analysis holds: its words and object headers (tuples, the
     command itself). tracemalloc puts the real figure at 0.6-1.6x this."""
-    return sum(300 + sum(len(a) + 56 for a in c.args) for c in analysis.commands)
+    total = 0
+    for command in analysis.commands:
+        args = command.args
+        total += 300 + 56 * len(args) + sum(map(len, args))
+    return total
 
 
 def _cut(problem: str) -> ShellAnalysis:
