@@ -3,12 +3,16 @@ word (and whether it is known only at run time), pipe link and problem."""
 
 from __future__ import annotations
 
+import os
+import signal
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bench.eval import DATA, load_cases
-from sidecar.shell.isolation import decode, encode, truncation
+from sidecar.shell.isolation import IsolatedAnalyser, decode, encode, truncation
 from sidecar.shell.walk import ShellAnalysis, SimpleCommand, _Dynamic, analyse
 
 EVAL_COMMANDS = {
@@ -76,3 +80,26 @@ def test_past_the_cap_the_rest_is_dropped_and_said_so() -> None:
     assert len(decoded.commands) == 10
     assert "only the first 10 were analysed" in truncation(decoded)
     assert truncation(analysis) == ""
+
+
+def _proc(pid: int, name: str) -> str:
+    return Path(f"/proc/{pid}/{name}").read_text(encoding="ascii")
+
+
+async def test_the_worker_yields_to_the_sidecar_and_ends_with_it() -> None:
+    analyser = IsolatedAnalyser()
+    await analyser.start()
+    try:
+        (worker,) = analyser._workers
+        pid = worker.process.pid
+        # The kernel kills it first near a memory limit, and schedules it after the server.
+        assert _proc(pid, "oom_score_adj").strip() == "1000"
+        assert int(_proc(pid, "stat").rsplit(")", 1)[1].split()[16]) == 10  # nice
+        # A Ctrl-C sent to the whole process group does not cut an answer short.
+        os.kill(pid, signal.SIGINT)
+        result = await analyser.analyse("ls | rm -rf /", (), time.perf_counter() + 5)
+        assert isinstance(result, ShellAnalysis)
+        assert [c.program for c in result.commands] == ["ls", "rm"]
+    finally:
+        await analyser.close()
+    assert worker.process.returncode is not None  # closing stdin ended it

@@ -198,6 +198,13 @@ def serve(memory_bytes: int) -> None:
     # Background work: on a busy node the sidecar's event loop (health checks, every
     # other call) should get the CPU before a hostile command line does.
     os.nice(10)
+    # In a container near its memory limit, the kernel should kill this process, never
+    # the sidecar: raising one's own OOM score needs no privilege.
+    with (
+        contextlib.suppress(OSError),
+        open("/proc/self/oom_score_adj", "w", encoding="ascii") as score,
+    ):
+        score.write("1000")
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     stdout.write(_HEADER.pack(len(_READY)) + _READY)  # imports done: calls wait no more
