@@ -27,9 +27,7 @@ class Action(enum.Enum):
     LISTEN = "listen"  # accepts connections from elsewhere; target: address or port
     INSTALL = "install"  # installs a package; target: package; `data`: where it comes from
     PERSIST = "persist"  # arranges for code to run later (cron, units, startup files, hooks)
-    PRIVILEGE = (
-        "privilege"  # gains or grants privileges (root shell, setuid, sudoers, capabilities)
-    )
+    PRIVILEGE = "privilege"  # gains or grants privileges (root shell, setuid, sudoers, caps)
     KILL = "kill"  # stops processes; target: a process name, pid or pattern
     DESTROY = "destroy"  # destroys data or infrastructure that is not a local path
     DISABLE = "disable"  # switches off a security control, audit trail or history
