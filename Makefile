@@ -12,7 +12,7 @@ HELM := $(VENV)/tools/helm
 ROOTFS := $(VENV)/tools/debian-bookworm-python.tar
 
 .PHONY: serve test venv dev lint format typecheck lint-proto generate unit clean bench eval policy-test mutate \
-	tools promtool image-tools lint-docker lint-helm lint-prom
+	tools promtool image-tools lint-docker lint-helm lint-prom soak fuzz durability
 
 serve: venv  ## Install and start the sidecar with the bundled policies.
 	$(BIN)/sidecar serve
@@ -108,10 +108,28 @@ eval: dev  ## Detection quality: team suites and the generated set (per class, t
 	$(BIN)/python -m bench.evalgen --check
 	$(BIN)/python -m bench.eval
 
-bench: dev  ## Speed, as ratios against baselines measured in the same run.
+bench: dev  ## Speed, as ratios against baselines measured in the same run; writes BENCHMARKS.md.
 	$(BIN)/python -m bench.inspect_bench
 	$(BIN)/python -m bench.project_bench
 	$(BIN)/python -m bench.masking_bench
+	$(BIN)/python -m bench.benchmarks_md --soak-seconds $(SOAK_SECONDS) --soak-warmup $(SOAK_WARMUP) \
+	  --fuzz-cases $(FUZZ_CASES) --output BENCHMARKS.md
+
+# Proof that stays. `make test` runs a reduced form of each (tests/test_fuzz.py,
+# tests/test_soak.py, tests/test_durability.py); these are the long forms.
+SOAK_SECONDS ?= 300
+SOAK_WARMUP ?= 60
+FUZZ_CASES ?= 5000
+DURABILITY_SECONDS ?= 60
+
+soak: dev  ## Mixed load on a real server; fails past 10% RSS drift after warm-up.
+	$(BIN)/python -m bench.soak --seconds $(SOAK_SECONDS) --warmup $(SOAK_WARMUP)
+
+fuzz: dev  ## Malformed protobuf, JSON and Unicode against every method.
+	$(BIN)/python -m bench.fuzz --cases $(FUZZ_CASES)
+
+durability: dev  ## kill -9 under load, then check every acknowledged write.
+	DURABILITY_SECONDS=$(DURABILITY_SECONDS) $(BIN)/pytest -q tests/test_durability.py
 
 mutate: dev  ## Mutation testing of the security core (pyproject [tool.sidecar.mutation]).
 	$(BIN)/python -m tools.mutate

@@ -94,6 +94,18 @@ class Settings(BaseModel):
         default=100_000, ge=1, description="Unanswered questions kept; the oldest go first."
     )
 
+    # Bounded work per request (sidecar/shell/isolation.py): large command lines are
+    # analysed in separate processes, killed past their budget or memory cap.
+    analysis_workers: int = Field(
+        default=1, ge=0, le=16, description="Analysis processes; 0 analyses in-process."
+    )
+    analysis_budget_ms: float = Field(
+        default=250.0, ge=10, le=60_000, description="Time to analyse one command line."
+    )
+    analysis_memory_mb: int = Field(
+        default=1024, ge=128, le=65_536, description="Address space of an analysis process."
+    )
+
     @field_validator("listen")
     @classmethod
     def _addresses(cls, value: tuple[str, ...]) -> tuple[str, ...]:

@@ -6,6 +6,7 @@ import itertools
 import os
 import time
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
@@ -29,6 +30,7 @@ from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import LoadedPolicy, PolicyError, PolicyProblem
 from sidecar.policy.schema import Policy
 from sidecar.secrets import SecretScanner
+from sidecar.shell.isolation import IsolatedAnalyser
 from sidecar.state.session_facts import SessionFacts
 
 
@@ -68,6 +70,9 @@ class EngineParts:
     taint: TaintTracker = field(default_factory=TaintTracker)
     own_paths: tuple[str, ...] = ()  # the state file, policy directories, sockets
     facts: SessionFacts | None = None  # what sessions' calls created (data flow across calls)
+    # Set by the server; without them (CLI, in-process tests) everything runs inline.
+    isolated: IsolatedAnalyser | None = None  # where large command lines are analysed
+    offload: Executor | None = None  # threads for heavy batches' local inspectors
 
 
 def compile_policy(
@@ -112,7 +117,7 @@ def compile_policy(
         if name == "adversary":
             available[name] = _adversary(policy)
         links.append(ChainLink(available[name], settings.timeout_ms / 1000, settings.on_error))
-    chain = InspectorChain(links, parts.metrics)
+    chain = InspectorChain(links, parts.metrics, rules.shell_calls, parts.isolated, parts.offload)
     return ActivePolicy(loaded, chain, mode_override or policy.permission.default_mode)
 
 
@@ -234,6 +239,7 @@ class PolicyEngine:
         requested_mode: Mode | None = None,
         task: str = "",
         recent_user_messages: tuple[str, ...] = (),
+        arguments_bytes: int = 0,
     ) -> Decision:
         started = time.perf_counter()
         active = self.active
@@ -243,7 +249,7 @@ class PolicyEngine:
             mode = max(mode, min(requested_mode, active.policy.permission.request_mode_limit))
         decision_id = f"{self._id_prefix}{next(self._id_counter):016x}"
         context = InspectionContext(session_id, decision_id, mode, task, recent_user_messages)
-        result = await active.chain.run(calls, context)
+        result = await active.chain.run(calls, context, arguments_bytes)
         verdicts = apply_once_answers(session_id, result.verdicts, self._parts.grants)
         result.verdicts = [mask_verdict(v, self._parts.secrets) for v in verdicts]
         decisions = self._decision_counters

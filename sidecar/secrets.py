@@ -150,7 +150,20 @@ class _Regex:
 
 
 def _subject(text: str) -> str | bytes:
-    return text.encode() if text.isascii() else text
+    return text.encode() if text.isascii() else _scannable(text)
+
+
+_SURROGATES = {code: "\ufffd" for code in range(0xD800, 0xE000)}
+
+
+def _scannable(text: str) -> str:
+    """Text RE2 can take: a lone surrogate (no UTF-8 form) becomes U+FFFD, one code point
+    for one, so offsets into the original stay right."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.translate(_SURROGATES)
+    return text
 
 
 def _text(value: str | bytes) -> str:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
+import time
 from collections.abc import Awaitable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from wsgiref.simple_server import WSGIServer
@@ -30,7 +33,10 @@ from sidecar.policy.shadow import ShadowEvaluator
 from sidecar.secrets import SecretScanner
 from sidecar.service.approval_auth import ApprovalGate, read_token
 from sidecar.service.context_service import ContextService, add_context_service
+from sidecar.service.drain import DrainGate
+from sidecar.service.errors import EdgeGuard
 from sidecar.service.policy_service import PolicyService, SlotStatus, StatusReport
+from sidecar.shell.isolation import IsolatedAnalyser, IsolationSettings
 from sidecar.state.approvals import ApprovalStore
 from sidecar.state.session_facts import SessionFacts
 from sidecar.state.store import StateStore
@@ -81,6 +87,9 @@ class Sidecar:
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
     context: ContextManager | None = None
     approvals: ApprovalStore | None = None
+    isolated: IsolatedAnalyser | None = None
+    _offload: ThreadPoolExecutor | None = None
+    _gate: DrainGate | None = None
 
     async def start(self) -> None:
         settings = self.settings
@@ -93,6 +102,7 @@ class Sidecar:
                 "reaches this server, the agent included, can answer approval prompts"
             )
         self._store = StateStore(settings.state)
+        self._gate = DrainGate((POLICY_SERVICE, CONTEXT_SERVICE))
         self.approvals = ApprovalStore(
             self._store,
             question_ttl_seconds=settings.approval_question_ttl_seconds,
@@ -100,6 +110,25 @@ class Sidecar:
             max_questions=settings.approval_max_questions,
         )
         secrets = SecretScanner()
+        # Heavy batches run their local inspectors here, off the event loop. Two threads:
+        # more would only take turns at the GIL with the loop that answers health checks.
+        sys.setswitchinterval(0.001)
+        self._offload = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sidecar-inspect")
+        if settings.analysis_workers:
+            self.isolated = IsolatedAnalyser(
+                IsolationSettings(
+                    budget_seconds=settings.analysis_budget_ms / 1000,
+                    # A batch may hold 50 calls; four lines' worth bounds the whole.
+                    request_budget_seconds=max(1.0, 4 * settings.analysis_budget_ms / 1000),
+                    memory_bytes=settings.analysis_memory_mb * 1024 * 1024,
+                    workers=settings.analysis_workers,
+                ),
+                decode_in=self._offload,
+                on_restart=lambda reason: self.metrics.analysis_worker_restarts.labels(
+                    reason=reason
+                ).inc(),
+            )
+            await self.isolated.start()
         facts = SessionFacts(self._store)
         parts = EngineParts(
             self.metrics,
@@ -108,8 +137,10 @@ class Sidecar:
             RepetitionTracker(),
             own_paths=_own_paths(settings),
             facts=facts,
+            isolated=self.isolated,
+            offload=self._offload,
         )
-        self._decision_log = DecisionLog(settings.decision_log, secrets)
+        self._decision_log = DecisionLog(settings.decision_log, secrets, self.metrics)
         self.engine = PolicyEngine(parts, self._decision_log)
         self.reloader = PolicyReloader(
             policy_directories(settings),
@@ -121,7 +152,8 @@ class Sidecar:
         )
 
         server = grpc.aio.server(
-            interceptors=[MetricsInterceptor(self.metrics)],
+            # Inside the metrics, so what the gate and the guard answer is counted as such.
+            interceptors=[MetricsInterceptor(self.metrics), self._gate, EdgeGuard()],
             options=[
                 ("grpc.max_receive_message_length", settings.max_message_bytes),
                 ("grpc.max_send_message_length", settings.max_message_bytes),
@@ -241,7 +273,15 @@ class Sidecar:
         # Own trackers and an unexported registry: the candidate must not change
         # what the active policy sees, nor mix into its per-inspector series.
         shadow_parts = EngineParts(
-            Metrics(), parts.grants, parts.secrets, RepetitionTracker(), TaintTracker()
+            Metrics(),
+            parts.grants,
+            parts.secrets,
+            RepetitionTracker(),
+            TaintTracker(),
+            own_paths=parts.own_paths,
+            facts=parts.facts,  # recording a fact again is harmless (same row)
+            isolated=parts.isolated,
+            offload=parts.offload,
         )
         self.shadow = ShadowEvaluator(shadow_parts, self.metrics)
         self.shadow_reloader = PolicyReloader(
@@ -303,12 +343,23 @@ class Sidecar:
         )
 
     async def stop(self, grace: float | None = None) -> None:
-        """NOT_SERVING first, so load balancers stop sending; then drain in-flight calls."""
+        """NOT_SERVING first, so load balancers stop sending; new calls get UNAVAILABLE;
+        calls in progress finish within the grace period; then the server stops."""
         grace = self.settings.grace_seconds if grace is None else grace
         for task in list(self._tasks):
             task.cancel()
         if self._health is not None:
             await self._health.enter_graceful_shutdown()
+        if self._gate is not None:
+            self._gate.close()
+            started = time.monotonic()
+            if self._gate.in_progress and not await self._gate.drained(grace):
+                log.warning(
+                    "%d calls still running after the %ss grace period; cancelling them",
+                    self._gate.in_progress,
+                    grace,
+                )
+            grace = max(grace - (time.monotonic() - started), 0.0)
         if self._server is not None:
             await self._server.stop(grace)
             self._server = None
@@ -325,6 +376,10 @@ class Sidecar:
             self._metrics_http.shutdown()
             self._metrics_http.server_close()
             self._metrics_http = None
+        if self.isolated is not None:
+            await self.isolated.close()
+        if self._offload is not None:
+            self._offload.shutdown(wait=False, cancel_futures=True)
         if self._decision_log is not None:
             self._decision_log.close()
         if self._store is not None:

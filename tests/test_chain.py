@@ -157,7 +157,7 @@ async def _with_extra_link(sidecar: Sidecar, link: ChainLink) -> None:
     """Put a faulty inspector into the live server's chain, in front of the real ones."""
     assert sidecar.engine is not None
     active = sidecar.engine.active
-    chain = InspectorChain([link, *active.chain.links], sidecar.metrics)
+    chain = active.chain.with_links([link, *active.chain.links])
     sidecar.engine.replace(ActivePolicy(active.loaded, chain, active.mode))
 
 

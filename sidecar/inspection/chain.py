@@ -1,14 +1,27 @@
-"""Run inspectors in order, isolate their failures, and merge verdicts strictest first."""
+"""Run inspectors in order, isolate their failures, and merge verdicts strictest first.
+
+Before the first inspector, the batch's shell command lines are analysed within their
+budget (ShellCalls.prepare). A light batch (the usual few hundred bytes) then runs its
+local inspectors right on the event loop: it costs tens of microseconds, less than any
+hand-off. A heavy batch runs each local inspector in a worker thread under the link's
+timeout, so the event loop keeps answering health checks and other calls, and a
+timeout is real: the chain stops waiting, applies on_error, and the thread stops at
+its next deadline check.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import logging
 import time
-from collections.abc import Coroutine, Generator, Sequence
+from collections.abc import Callable, Coroutine, Generator, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, cast
 
+from sidecar.inspection import deadline
 from sidecar.inspection.inspector import Inspector
 from sidecar.inspection.model import (
     CallVerdict,
@@ -16,14 +29,22 @@ from sidecar.inspection.model import (
     InspectionContext,
     ToolCall,
 )
+from sidecar.inspection.shell_calls import Preparation, ShellCalls
 from sidecar.inspection.verdict import Mode, Risk, Verdict
+from sidecar.memory import release_freed_memory
 from sidecar.observability.hot_metrics import CounterChild, HistogramChild
 from sidecar.observability.metrics import Metrics
 from sidecar.policy.schema import OnError
+from sidecar.shell.isolation import IsolatedAnalyser
 
 log = logging.getLogger("sidecar.chain")
 
 _ON_ERROR_VERDICT = {"require_approval": Verdict.REQUIRE_APPROVAL, "deny": Verdict.DENY}
+# Arguments past this many bytes (a file's content to write, say) make a batch heavy
+# even without shell: secret and argument patterns run over all of it.
+HEAVY_ARGUMENT_BYTES = 64 * 1024
+TRIM_EVERY_SECONDS = 1.0  # give freed memory back at most this often, after heavy batches
+_NO_PREPARATION = Preparation()
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,9 +61,23 @@ class ChainResult:
 
 
 class InspectorChain:
-    def __init__(self, links: Sequence[ChainLink], metrics: Metrics) -> None:
+    def __init__(
+        self,
+        links: Sequence[ChainLink],
+        metrics: Metrics,
+        shell_calls: ShellCalls | None = None,
+        isolated: IsolatedAnalyser | None = None,
+        offload: Executor | None = None,
+    ) -> None:
+        """shell_calls: whose analyses to prepare per batch; isolated: where large command
+        lines are analysed (None: cooperatively, here); offload: the threads heavy
+        batches run their local inspectors on (None: the event loop, as the CLI does)."""
         self.links = tuple(links)
         self._metrics = metrics
+        self.shell_calls = shell_calls
+        self._isolated = isolated
+        self._offload = offload
+        self._trimmed_at = 0.0
         self._series_by_inspector: dict[str, _InspectorSeries] = {}
         self._finding_counters: dict[tuple[str, str], CounterChild] = {}
         # Looked up once: per call, each link then costs a call and two clock reads.
@@ -51,6 +86,10 @@ class InspectorChain:
             for link in self.links
         ]
 
+    def with_links(self, links: Sequence[ChainLink]) -> InspectorChain:
+        """The same chain (analysis, threads) with other links: for tests and tools."""
+        return InspectorChain(links, self._metrics, self.shell_calls, self._isolated, self._offload)
+
     async def aclose(self) -> None:
         """Release what inspectors hold (a model client's connections)."""
         for link in self.links:
@@ -58,17 +97,56 @@ class InspectorChain:
             if close is not None:
                 await close()
 
-    async def run(self, calls: Sequence[ToolCall], context: InspectionContext) -> ChainResult:
+    async def run(
+        self, calls: Sequence[ToolCall], context: InspectionContext, arguments_bytes: int = 0
+    ) -> ChainResult:
+        """arguments_bytes: the size of the calls' arguments as received, when known."""
         if context.mode is Mode.CHAT:
             return ChainResult([_skipped(call) for call in calls], {})
-        # No verdict may depend on whether a string can be encoded (lone surrogates).
+        # No verdict may depend on whether a string can be encoded (lone surrogates); the
+        # service edge makes text valid too, this covers callers inside the process.
         calls = [call.sanitised() for call in calls]
+        shell_calls = self.shell_calls
+        if shell_calls is None:
+            return await self._run_links(calls, context, None, _NO_PREPARATION)
+        prepared = shell_calls.prepare_now(calls)  # most batches: all done here
+        try:
+            if prepared.done < len(calls):
+                await shell_calls.prepare_rest(calls, prepared, self._isolated)
+            offload = None
+            if prepared.cut or prepared.heavy or arguments_bytes > HEAVY_ARGUMENT_BYTES:
+                offload = self._heavy(prepared, arguments_bytes)
+            return await self._run_links(calls, context, offload, prepared)
+        finally:
+            shell_calls.release(calls)
+            if prepared.heavy:
+                self._trim()
+
+    def _heavy(self, prepared: Preparation, arguments_bytes: int) -> Executor | None:
+        """Count what was cut; where a heavy batch's local inspectors run."""
+        if prepared.cut:
+            for reason, _ in prepared.cut.values():
+                self._metrics.shell_not_analysed.labels(reason=reason).inc()
+        if self._offload is None or not (prepared.heavy or arguments_bytes > HEAVY_ARGUMENT_BYTES):
+            return None
+        self._metrics.offloaded_batches.inc()
+        return self._offload
+
+    async def _run_links(
+        self,
+        calls: Sequence[ToolCall],
+        context: InspectionContext,
+        offload: Executor | None,
+        prepared: Preparation,
+    ) -> ChainResult:
         per_call: list[list[Finding]] = [[] for _ in calls]
         failures: dict[str, str] = {}
         clock = time.perf_counter
         for link, series, inspect_now in self._steps:
             started = clock()
-            if inspect_now is not None:
+            if inspect_now is not None and offload is not None:
+                results, failure = await self._in_thread(offload, link, inspect_now, calls, context)
+            elif inspect_now is not None:
                 try:
                     results = inspect_now(calls, context)
                 except Exception:
@@ -99,7 +177,48 @@ class InspectorChain:
                 if found:
                     findings.extend(found)
         verdicts = [merge(call, findings) for call, findings in zip(calls, per_call, strict=True)]
+        if prepared.cut:
+            _never_allow_unanalysed(verdicts, per_call, prepared.cut)
         return ChainResult(verdicts, failures)
+
+    async def _in_thread(
+        self,
+        offload: Executor,
+        link: ChainLink,
+        inspect_now: Callable[[Sequence[ToolCall], InspectionContext], list[list[Finding]]],
+        calls: Sequence[ToolCall],
+        context: InspectionContext,
+    ) -> tuple[list[list[Finding]], str | None]:
+        """A local inspector on a worker thread, under its timeout."""
+        timeout = link.timeout_seconds
+        work = functools.partial(inspect_now, calls, context)
+        # Each run gets its own copy of the context, hence its own deadline.
+        running = contextvars.copy_context().run
+        future = asyncio.get_running_loop().run_in_executor(
+            offload, running, deadline.run_with_deadline, time.perf_counter() + timeout, work
+        )
+        try:
+            async with asyncio.timeout(timeout):
+                value = await future
+        except (TimeoutError, deadline.InspectorTimeout):
+            return [], "timeout"
+        except Exception:
+            return self._raised(link, None, context)
+        return self._checked(link, value, calls, context)
+
+    def _trim(self) -> None:
+        """Heavy batches leave freed memory in glibc's arenas: hand it back, now and then."""
+        now = time.monotonic()
+        if now - self._trimmed_at < TRIM_EVERY_SECONDS:
+            return
+        self._trimmed_at = now
+        try:
+            if self._offload is not None:
+                self._offload.submit(release_freed_memory)
+                return
+        except RuntimeError:  # the threads are shutting down with the server
+            pass
+        release_freed_memory()
 
     async def _wait(
         self,
@@ -275,6 +394,28 @@ def merge(call: ToolCall, findings: list[Finding]) -> CallVerdict:
         prompts = dict.fromkeys(f.approval_prompt or f.message for f in deciding)
         prompt = "\n".join(prompts)
     return CallVerdict(call, verdict, reason, prompt, findings)
+
+
+def _never_allow_unanalysed(
+    verdicts: list[CallVerdict], per_call: list[list[Finding]], cut: dict[int, tuple[str, str]]
+) -> None:
+    """A command line that was not fully analysed needs approval, whatever the policy
+    says about unresolved shell: what was not looked at cannot be allowed."""
+    for index, (_, why) in cut.items():
+        if verdicts[index].verdict is not Verdict.ALLOW:
+            continue
+        per_call[index].append(
+            Finding(
+                inspector="security",
+                verdict=Verdict.REQUIRE_APPROVAL,
+                rule_id="shell.not_analysed",
+                message=why,
+                risk=Risk.HIGH,
+                confidence=0.0,
+                approval_prompt=f"This command line could not be checked ({why}). Allow it?",
+            )
+        )
+        verdicts[index] = merge(verdicts[index].call, per_call[index])
 
 
 def _skipped(call: ToolCall) -> CallVerdict:

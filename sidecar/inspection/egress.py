@@ -126,7 +126,7 @@ class TaintTracker:
         self._max_sessions = max_sessions
 
     def taint(self, session_id: str, source: str) -> None:
-        self._sources.setdefault(session_id, source)
+        self._sources.setdefault(session_id, source[:256])  # shown cut anyway; bounded
         self._sources.move_to_end(session_id)
         while len(self._sources) > self._max_sessions:
             self._sources.popitem(last=False)

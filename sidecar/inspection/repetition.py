@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,19 +18,65 @@ NAME = "repetition"
 @dataclass(slots=True)
 class _Streak:
     name: str
-    arguments: dict[str, Any]
+    arguments: dict[str, Any] | None  # kept when small; large ones only by digest
+    digest: bytes
     count: int
+    weight: int  # estimated bytes held
 
     def continues_with(self, call: ToolCall) -> bool:
+        if call.name != self.name:
+            return False
+        if self.arguments is None:
+            return _digest(call) == self.digest
         # Dict equality already ignores key order; the canonical JSON (the real
         # definition of "same arguments") only settles the rare repeat, where
         # Python equality would call 1, 1.0 and true the same.
         return (
-            call.name == self.name
-            and call.arguments == self.arguments
+            call.arguments == self.arguments
             and call.canonical_arguments
             == ToolCall("", self.name, self.arguments).canonical_arguments
         )
+
+
+# A streak keeps the arguments themselves up to this size; a 1 MiB file's content is
+# remembered as a digest, so 100,000 sessions cannot hold 100,000 such files.
+_KEPT_ARGUMENTS_BYTES = 4096
+
+
+def _digest(call: ToolCall) -> bytes:
+    return hashlib.blake2b(call.canonical_arguments.encode("utf-8", "surrogatepass")).digest()
+
+
+def _size_over(value: Any, limit: int) -> int:
+    """Estimated bytes of a JSON value, counting stops just past limit (cheap for small)."""
+    if type(value) is dict and len(value) <= 8:  # the usual call: a few short values
+        total = 100 + 50 * len(value)
+        for key, item in value.items():
+            kind = type(item)
+            if kind is str:
+                total += 100 + len(key) + len(item)
+            elif kind is int or kind is bool or item is None:
+                total += 80 + len(key)
+            else:
+                break
+        else:
+            return total
+    total = 0
+    stack = [value]
+    while stack and total <= limit:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += 50 + len(item)
+        elif isinstance(item, dict):
+            total += 100 + 50 * len(item)
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            total += 60 + 8 * len(item)
+            stack.extend(item)
+        else:
+            total += 32
+    return total
 
 
 class RepetitionTracker:
@@ -38,9 +85,11 @@ class RepetitionTracker:
     Lives outside the inspector so a policy reload keeps the streaks.
     """
 
-    def __init__(self, max_sessions: int = 100_000) -> None:
+    def __init__(self, max_sessions: int = 100_000, max_bytes: int = 64 * 1024 * 1024) -> None:
         self._streaks: OrderedDict[str, _Streak] = OrderedDict()
         self._max_sessions = max_sessions
+        self._max_bytes = max_bytes
+        self.bytes = 0  # estimated, of every streak held
 
     def forget(self, session_id: str) -> bool:
         """Drop a deleted session's streak; True if there was one."""
@@ -52,11 +101,24 @@ class RepetitionTracker:
         if streak is not None and streak.continues_with(call):
             streak.count += 1
         else:
-            streak = _Streak(call.name, call.arguments, 1)
+            size = _size_over(call.arguments, _KEPT_ARGUMENTS_BYTES)
+            small = size <= _KEPT_ARGUMENTS_BYTES
+            weight = 300 + len(session_id) + len(call.name) + (size if small else 64)
+            if streak is not None:
+                self.bytes -= streak.weight
+            streak = _Streak(
+                call.name,
+                call.arguments if small else None,
+                b"" if small else _digest(call),
+                1,
+                weight,
+            )
             self._streaks[session_id] = streak
+            self.bytes += weight
         self._streaks.move_to_end(session_id)
-        while len(self._streaks) > self._max_sessions:
-            self._streaks.popitem(last=False)
+        while len(self._streaks) > self._max_sessions or self.bytes > self._max_bytes:
+            _, dropped = self._streaks.popitem(last=False)
+            self.bytes -= dropped.weight
         return streak.count
 
 

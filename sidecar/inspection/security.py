@@ -323,7 +323,7 @@ class RuleBook:
         adapters: ToolAdapters | None = None,
     ) -> None:
         self.shell_calls = ShellCalls(
-            policy.shell_tools, policy.extra_wrappers, policy.max_command_bytes, adapters
+            policy.shell_tools, policy.extra_wrappers, policy.max_command_bytes, adapters=adapters
         )
         self.unresolved_verdict = VERDICTS[policy.unresolved_verdict]
         self.risk_verdicts = policy.risk_verdicts
@@ -433,9 +433,10 @@ class RuleBook:
         if rules is None:
             named = [r for r in self._named_by_pattern if r.shell and r.shell.names(program)]
             rules = self._by_program.get(program, []) + named + self._any_program
-            if len(self._for_program) >= _MAX_REMEMBERED_NAMES:
-                self._for_program.clear()
-            self._for_program[program] = rules
+            if len(program) <= _REMEMBERED_ARGUMENTS_LENGTH:  # bounded in bytes, too
+                if len(self._for_program) >= _MAX_REMEMBERED_NAMES:
+                    self._for_program.clear()
+                self._for_program[program] = rules
         return rules
 
     def shell_rules_for(self, facts: CommandFacts) -> list[CompiledRule]:

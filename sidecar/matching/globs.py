@@ -20,6 +20,7 @@ class GlobSet:
     """
 
     MAX_REMEMBERED = 4096
+    REMEMBERED_LENGTH = 256  # longer names (hosts from commands, say) are matched afresh
 
     def __init__(self, globs: Iterable[str]) -> None:
         self.globs = tuple(globs)
@@ -31,7 +32,8 @@ class GlobSet:
         answer = self._answers.get(name)
         if answer is None:
             answer = self._regex is not None and self._regex.search(name) is not None
-            if len(self._answers) >= self.MAX_REMEMBERED:
-                self._answers.clear()
-            self._answers[name] = answer
+            if len(name) <= self.REMEMBERED_LENGTH:
+                if len(self._answers) >= self.MAX_REMEMBERED:
+                    self._answers.clear()
+                self._answers[name] = answer
         return answer

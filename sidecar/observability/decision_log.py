@@ -1,8 +1,17 @@
-"""One JSON line per Inspect, with secrets masked, for audit and debugging."""
+"""One JSON line per Inspect, with secrets masked, for audit and debugging.
+
+Writing a record never fails a call. A record that cannot be encoded as it is (text
+that is not valid Unicode) is written again as ASCII-only JSON, where every such
+character is a JSON escape; one that cannot be written at all (a full disk) is
+dropped. Either way sidecar_decision_log_failures_total counts it and the log says so,
+rate-limited.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
+import os
 import sys
 import threading
 import time
@@ -10,29 +19,34 @@ from typing import IO, Any
 
 from sidecar.inspection.model import CallVerdict
 from sidecar.inspection.verdict import Verdict
+from sidecar.observability.metrics import Metrics
+from sidecar.observability.rate_limited_log import RateLimitedLog
 from sidecar.secrets import SecretScanner
 
 MAX_ARGUMENTS_CHARS = 2048
+_problems = RateLimitedLog(logging.getLogger("sidecar.decision_log"), every_seconds=60.0)
 
 
 class DecisionLog:
-    def __init__(self, target: str, secrets: SecretScanner) -> None:
-        """target: "stderr", "off", or a file path (appended to)."""
+    def __init__(self, target: str, secrets: SecretScanner, metrics: Metrics | None = None) -> None:
+        """target: "stderr", "off", or a file path (appended to; created 0600, since
+        the records hold the calls' arguments)."""
         self._secrets = secrets
-        self._stream: IO[str] | None
-        self._owned = False
-        if target == "off":
-            self._stream = None
-        elif target == "stderr":
+        self._failures = metrics.decision_log_failures if metrics is not None else None
+        self._stream: IO[str] | None = None
+        self._file: int | None = None  # a file is written with os.write: nothing buffered
+        if target == "stderr":
             self._stream = sys.stderr
-        else:
-            self._stream = open(target, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
-            self._owned = True
+        elif target != "off":
+            existed = os.path.exists(target)
+            self._file = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            if not existed and os.path.isfile(target):
+                os.fchmod(self._file, 0o600)  # exactly, whatever the umask took away
         self._lock = threading.Lock()
 
     @property
     def enabled(self) -> bool:
-        return self._stream is not None
+        return self._stream is not None or self._file is not None
 
     def write(
         self,
@@ -44,9 +58,37 @@ class DecisionLog:
         failures: dict[str, str],
         latency_seconds: float,
     ) -> None:
-        if self._stream is None:
+        if not self.enabled:
             return
-        record: dict[str, Any] = {
+        try:
+            record = self._record(
+                decision_id, session_id, revision, mode, verdicts, failures, latency_seconds
+            )
+        except Exception as error:  # the call must still answer
+            self._failed(f"a record could not be built: {type(error).__name__}")
+            return
+        try:
+            self._write(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
+        except UnicodeError:
+            self._failed("a record held text that is not valid Unicode; written escaped")
+            try:
+                self._write(json.dumps(record, ensure_ascii=True, separators=(",", ":")))
+            except Exception as error:
+                self._failed(f"a record could not be written: {type(error).__name__}")
+        except Exception as error:
+            self._failed(f"a record could not be written: {type(error).__name__}")
+
+    def _record(
+        self,
+        decision_id: str,
+        session_id: str,
+        revision: str,
+        mode: str,
+        verdicts: list[CallVerdict],
+        failures: dict[str, str],
+        latency_seconds: float,
+    ) -> dict[str, Any]:
+        return {
             "ts": round(time.time(), 6),
             "event": "decision",
             "decision_id": decision_id,
@@ -57,10 +99,22 @@ class DecisionLog:
             "inspector_failures": failures,
             "calls": [self._call(v) for v in verdicts],
         }
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+    def _write(self, line: str) -> None:
         with self._lock:
-            self._stream.write(line + "\n")
-            self._stream.flush()
+            if self._file is not None:
+                # One write per record, so a failed one leaves nothing behind to retry.
+                data = memoryview((line + "\n").encode("utf-8"))
+                while data:
+                    data = data[os.write(self._file, data) :]
+            elif self._stream is not None:
+                self._stream.write(line + "\n")
+                self._stream.flush()
+
+    def _failed(self, problem: str) -> None:
+        if self._failures is not None:
+            self._failures.inc()
+        _problems.warning(problem[:40], "decision log: %s", problem)
 
     def _call(self, verdict: CallVerdict) -> dict[str, Any]:
         per_inspector: dict[str, Verdict] = {}
@@ -82,5 +136,6 @@ class DecisionLog:
         }
 
     def close(self) -> None:
-        if self._owned and self._stream is not None:
-            self._stream.close()
+        if self._file is not None:
+            os.close(self._file)
+            self._file = None

@@ -192,6 +192,31 @@ class Metrics:
             buckets=INSPECTOR_BUCKETS,
             registry=r,
         )
+        # Bounded work per request (sidecar/shell/limits.py, isolation.py, chain.py).
+        self.shell_not_analysed = Counter(
+            "sidecar_shell_not_analysed",
+            "Shell calls whose command line was not fully analysed (they need approval), "
+            "by reason: too_large, too_complex, timeout, memory, busy.",
+            ["reason"],
+            registry=r,
+        )
+        self.analysis_worker_restarts = Counter(
+            "sidecar_analysis_worker_restarts",
+            "Shell analysis processes replaced: killed past their budget, or died (memory cap).",
+            ["reason"],
+            registry=r,
+        )
+        self.offloaded_batches = Counter(
+            "sidecar_offloaded_batches",
+            "Inspect batches heavy enough to run their inspectors off the event loop.",
+            registry=r,
+        )
+        self.decision_log_failures = Counter(
+            "sidecar_decision_log_failures",
+            "Decision-log records that could not be written as they were (the call still "
+            "answered; the record was written in a safe encoding when possible).",
+            registry=r,
+        )
         self.build_info = Info("sidecar_build", "Build information.", registry=r)
         self.build_info.info({"version": __version__})
 

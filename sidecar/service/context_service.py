@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 
 import grpc
@@ -34,6 +35,10 @@ from sidecar.v1 import sidecar_pb2 as pb
 MAX_MESSAGES_PER_CALL = 1_000
 DEFAULT_PAGE = 100
 MAX_PAGE = 1_000
+# Token counts are added up and stored as SQLite integers: an int64-max "usage" would
+# overflow the sum. No model has a context window near a billion tokens.
+MAX_TOKENS = 1_000_000_000
+_INT64_MAX = 2**63 - 1
 
 _ROLE_FROM_PB = {
     pb.ROLE_SYSTEM: Role.SYSTEM,
@@ -69,6 +74,8 @@ def _check_session(session_id: str) -> None:
 def message_from_pb(message: pb.Message, where: str) -> NewMessage:
     if len(message.id) > MAX_ID_LENGTH or not message.id.isprintable():
         raise ContextError(f"{where}.id", "too long or contains control characters")
+    if len(message.response_id) > MAX_ID_LENGTH:
+        raise ContextError(f"{where}.response_id", f"longer than {MAX_ID_LENGTH} characters")
     role = _ROLE_FROM_PB.get(message.role)
     if role is None:
         raise ContextError(f"{where}.role", f"message {message.id!r} needs a role")
@@ -164,7 +171,40 @@ def _usage(request_usage: pb.Usage, present: bool) -> Usage | None:
     if min(usage.input_tokens, usage.cache_read_tokens, usage.cache_creation_tokens,
            usage.output_tokens, usage.context_limit) < 0:  # fmt: skip
         raise ContextError("usage", "token counts must not be negative")
+    for name in (
+        "input_tokens", "cache_read_tokens", "cache_creation_tokens", "output_tokens",
+        "context_limit",
+    ):  # fmt: skip
+        if getattr(usage, name) > MAX_TOKENS:
+            raise ContextError(f"usage.{name}", f"larger than {MAX_TOKENS:,}")
     return usage
+
+
+def _check_context_limit(value: int) -> None:
+    if value < 0:
+        raise ContextError("context_limit", "must not be negative")
+    if value > MAX_TOKENS:
+        raise ContextError("context_limit", f"larger than {MAX_TOKENS:,}")
+
+
+def _check_page_token(token: str) -> None:
+    """A token is `position:seq` as History hands it out (see ContextManager.history);
+    anything else, or numbers SQLite cannot hold, is refused here, before a query."""
+    if not token:
+        return
+    position, colon, seq = token.partition(":")
+    try:
+        valid = (
+            bool(colon)
+            and len(token) <= 64
+            and math.isfinite(float(position))
+            and seq.isdigit()
+            and int(seq) <= _INT64_MAX
+        )
+    except ValueError:
+        valid = False
+    if not valid:
+        raise ContextError("page_token", "not a token from a previous response")
 
 
 def _messages(request_messages: object) -> list[NewMessage]:
@@ -289,8 +329,7 @@ class ContextService:
         """Returns the encoded ProjectResponse (see add_context_service)."""
         try:
             _check_session(request.session_id)
-            if request.context_limit < 0:
-                raise ContextError("context_limit", "must not be negative")
+            _check_context_limit(request.context_limit)
             if request.reason not in (
                 pb.PROJECT_REASON_UNSPECIFIED,
                 pb.PROJECT_REASON_NORMAL,
@@ -340,6 +379,7 @@ class ContextService:
             _check_session(request.session_id)
             if request.page_size < 0:
                 raise ContextError("page_size", "must not be negative")
+            _check_page_token(request.page_token)
             size = min(request.page_size or DEFAULT_PAGE, MAX_PAGE)
             page, token = self._manager.history(request.session_id, request.page_token, size)
         except ContextError as error:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from sidecar import __version__
 from sidecar.engine import NotReady, PolicyEngine
@@ -21,6 +22,7 @@ from sidecar.secrets import SecretScanner
 from sidecar.service.approval_auth import ApprovalGate, AuthFailure
 from sidecar.service.errors import InvalidArgument
 from sidecar.state.approvals import AnswerRefused, ApprovalStore, Question
+from sidecar.text import valid_json
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
 
@@ -66,7 +68,8 @@ def _check_id(field: str, value: str, limit: int = MAX_ID_LENGTH) -> None:
 
 def calls_from_request(
     request: pb.InspectRequest, max_calls: int, max_argument_bytes: int
-) -> list[ToolCall]:
+) -> tuple[list[ToolCall], int]:
+    """The calls, validated and with their text made valid, and their arguments' size."""
     _check_id("session_id", request.session_id)
     if not request.tool_calls:
         raise InvalidArgument("tool_calls", "must contain at least one call")
@@ -78,6 +81,7 @@ def calls_from_request(
         raise InvalidArgument("mode", f"unknown permission mode {request.mode}")
     calls: list[ToolCall] = []
     seen: set[str] = set()
+    size = 0
     for index, call in enumerate(request.tool_calls):
         where = f"tool_calls[{index}]"
         _check_id(f"{where}.id", call.id)
@@ -85,7 +89,9 @@ def calls_from_request(
             raise InvalidArgument(f"{where}.id", f"duplicate id {call.id!r}")
         seen.add(call.id)
         _check_id(f"{where}.name", call.name, MAX_NAME_LENGTH)
-        arguments = _arguments(f"{where}.arguments_json", call.arguments_json, max_argument_bytes)
+        text = call.arguments_json
+        size += len(text)
+        arguments = _arguments(f"{where}.arguments_json", text, max_argument_bytes)
         annotations = call.annotations
         calls.append(
             ToolCall(
@@ -103,7 +109,7 @@ def calls_from_request(
                 server=annotations.server,
             )
         )
-    return calls
+    return calls, size
 
 
 def _arguments(field: str, text: str, limit: int) -> dict[str, Any]:
@@ -113,10 +119,16 @@ def _arguments(field: str, text: str, limit: int) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as error:
+    except json.JSONDecodeError as error:
         raise InvalidArgument(field, f"not valid JSON: {error}") from None
+    except RecursionError:
+        raise InvalidArgument(field, "not valid JSON: nested too deeply") from None
+    except ValueError:  # Python refuses integers of more than 4,300 digits
+        raise InvalidArgument(field, "not valid JSON: a number has too many digits") from None
     if not isinstance(value, dict):
         raise InvalidArgument(field, "must be a JSON object")
+    if "\\u" in text:  # only a JSON escape can spell a lone surrogate
+        valid_json(value)  # in place
     return value
 
 
@@ -156,15 +168,27 @@ class StatusReport:
     last_shadow_reload: ReloadOutcome | None
 
 
+def _timestamp(unix_seconds: float) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromNanoseconds(round(unix_seconds * 1e9))
+    return stamp
+
+
 def _slot_to_pb(slot: SlotStatus) -> pb.PolicyStatus:
     return pb.PolicyStatus(
-        revision=slot.revision, sources=list(slot.sources), loaded_at_unix=slot.loaded_at
+        revision=slot.revision,
+        sources=list(slot.sources),
+        loaded_at_unix=slot.loaded_at,  # deprecated, still filled for older clients
+        loaded_at=_timestamp(slot.loaded_at),
     )
 
 
 def _reload_to_pb(outcome: ReloadOutcome) -> pb.ReloadStatus:
     return pb.ReloadStatus(
-        ok=outcome.ok, error=outcome.error, attempted_at_unix=outcome.attempted_at
+        ok=outcome.ok,
+        error=outcome.error,
+        attempted_at_unix=outcome.attempted_at,  # deprecated, still filled
+        attempted_at=_timestamp(outcome.attempted_at),
     )
 
 
@@ -226,7 +250,9 @@ class PolicyService(pb_grpc.PolicyServiceServicer):
         except NotReady as error:
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(error))
         try:
-            calls = calls_from_request(request, limits.max_tool_calls, limits.max_arguments_bytes)
+            calls, size = calls_from_request(
+                request, limits.max_tool_calls, limits.max_arguments_bytes
+            )
         except InvalidArgument as error:
             await self._abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
         requested = _MODE_FROM_PB.get(request.mode)
@@ -236,6 +262,7 @@ class PolicyService(pb_grpc.PolicyServiceServicer):
             requested,
             request.task,
             tuple(request.recent_user_messages),
+            size,
         )
         questions = [
             Question(v.call.id, v.call.name, arguments_digest(v.call))

@@ -14,8 +14,10 @@ from __future__ import annotations
 import codecs
 import functools
 import itertools
+import math
 import re
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -34,6 +36,7 @@ from sidecar.shell.embedded_code import (
 from sidecar.shell.embedded_code import PROGRAMS as EMBEDDING_PROGRAMS
 from sidecar.shell.printing import printed_text
 from sidecar.shell.wrappers import DEFAULT_WRAPPERS, WrapperSpec, unwrap
+from sidecar.text import valid_text
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
 MAX_NESTING = 6
@@ -89,7 +92,7 @@ class _Walk:
     wrappers: Mapping[str, WrapperSpec]
     source: str = ""  # the script whose tree is being walked (nested scripts swap it)
     aliases: dict[str, str] = field(default_factory=dict)  # alias x='...' seen so far
-    memo: dict[str, _Remembered] | None = None  # top-level commands seen before, by text
+    memo: _Memo | None = None  # top-level commands seen before, by text
     expanded: int = 0  # characters of alias expansions analysed so far
     commands: list[SimpleCommand] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -104,8 +107,14 @@ class _Walk:
     calling: set[str] = field(default_factory=set)
     called: set[str] = field(default_factory=set)
     loops: int = 0  # loop bodies being walked per value, nested
+    deadline: float = math.inf  # time.perf_counter() value past which the walk gives up
 
 
+class AnalysisBudgetExceeded(Exception):
+    """The walk passed its deadline; what it found so far is incomplete."""
+
+
+_BUDGET_CHECK_EVERY = 256  # nodes between clock reads in the walk loop
 _LANGUAGE = Language(tree_sitter_bash.language())
 _PARSERS = threading.local()
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
@@ -121,8 +130,18 @@ def _parser() -> Parser:
     return parser
 
 
-def analyse(script: str, wrappers: Mapping[str, WrapperSpec] = DEFAULT_WRAPPERS) -> ShellAnalysis:
-    """Every simple command that `script` could run, with what could not be resolved."""
+def analyse(
+    script: str,
+    wrappers: Mapping[str, WrapperSpec] = DEFAULT_WRAPPERS,
+    budget_seconds: float | None = None,
+) -> ShellAnalysis:
+    """Every simple command that `script` could run, with what could not be resolved.
+
+    With a budget the result is not cached here (the caller keeps its own, bounded in
+    bytes) and AnalysisBudgetExceeded is raised once the walk runs past it.
+    """
+    if budget_seconds is not None:
+        return _run(script, wrappers, time.perf_counter() + budget_seconds)
     if wrappers is DEFAULT_WRAPPERS:
         return _analyse_default(script)
     return _run(script, wrappers)
@@ -135,11 +154,24 @@ def _analyse_default(script: str) -> ShellAnalysis:
 
 # Shared by every walk with the default wrappers (its entries are immutable; the dict
 # operations are atomic, so the policy-compiling thread may use it too).
-_DEFAULT_MEMO: dict[str, _Remembered] = {}
+_DEFAULT_MEMO: _Memo
 
 
-def _run(script: str, wrappers: Mapping[str, WrapperSpec]) -> ShellAnalysis:
+class _Memo(dict[str, "_Remembered"]):
+    """The memo is a dict (its lookups are on the fast path) that also counts the
+    bytes it holds: 4,096 texts of 512 characters can expand to far more commands."""
+
+    weight = 0
+
+
+_DEFAULT_MEMO = _Memo()
+
+
+def _run(
+    script: str, wrappers: Mapping[str, WrapperSpec], deadline: float = math.inf
+) -> ShellAnalysis:
     walk = _Walk(wrappers, memo=_DEFAULT_MEMO if wrappers is DEFAULT_WRAPPERS else None)
+    walk.deadline = deadline
     _walk_script(walk, script, depth=0, via="", input_from=None)
     for name, (body, source) in list(walk.functions.items()):
         if name not in walk.called:  # defined, never called here: judge its body as it stands
@@ -158,6 +190,8 @@ def _walk_script(
     if depth > MAX_NESTING:
         walk.problems.append("shell code nested too deeply to analyse")
         return
+    if depth and time.perf_counter() > walk.deadline:  # nested scripts parse again
+        raise AnalysisBudgetExceeded
     # tree-sitter-bash 0.25 can crash the process on some non-ASCII input (seen with
     # astral-plane characters). Shell syntax is ASCII, so parse a stand-in where every
     # other character is one ASCII letter, and read all text from the original.
@@ -260,7 +294,11 @@ def _walk_nodes(
     # Each entry carries its parent's kind and the unbroken run of stage containers above
     # it: asking tree-sitter for a node's parent costs time proportional to its depth.
     stack: list[tuple[Node, str, _Chain | None]] = [(root, "", None)]
+    steps = 0
     while stack:
+        steps += 1
+        if steps % _BUDGET_CHECK_EVERY == 0 and time.perf_counter() > walk.deadline:
+            raise AnalysisBudgetExceeded
         node, parent_kind, chain = stack.pop()
         kind = node.type
         if kind == "command":
@@ -330,6 +368,7 @@ def _walk_nodes(
 _Remembered = tuple[SimpleCommand | None, tuple[SimpleCommand, ...], tuple[str, ...], bool]
 _MEMO_TEXT = 512  # longer commands are walked afresh, not kept
 _MEMO_ENTRIES = 4096
+_MEMO_BYTES = 16 * 1024 * 1024  # estimated, see _weight
 
 
 def _remembered_command(walk: _Walk, node: Node, around: list[Node]) -> SimpleCommand | None:
@@ -362,15 +401,24 @@ def _remembered_command(walk: _Walk, node: Node, around: list[Node]) -> SimpleCo
     )
     head = _command(walk, node, around, 0, "", None, False)
     if not walk.aliases:  # an alias definition changes later commands: not a pure result
-        if len(memo) >= _MEMO_ENTRIES:
+        commands = tuple(walk.commands[commands_before:])
+        weight = len(text) + _weight(commands)
+        if len(memo) >= _MEMO_ENTRIES or memo.weight + weight > _MEMO_BYTES:
             memo.clear()
+            memo.weight = 0
         memo[text] = (
             head,
-            tuple(walk.commands[commands_before:]),
+            commands,
             tuple(walk.problems[problems_before:]),
             walk.parse_error and not parse_error_before,
         )
+        memo.weight += weight
     return head
+
+
+def _weight(commands: tuple[SimpleCommand, ...]) -> int:
+    """Rough bytes held by commands: their words plus object headers."""
+    return sum(200 + sum(len(a) + 56 for a in c.args) for c in commands)
 
 
 def _declaration(walk: _Walk, node: Node, via: str, depth: int) -> None:
@@ -1296,6 +1344,7 @@ def _unescape_double(text: str) -> str:
 
 def _ansi_c(body: str) -> str:
     try:
-        return codecs.decode(body.encode("latin-1", "backslashreplace"), "unicode_escape")
+        decoded = codecs.decode(body.encode("latin-1", "backslashreplace"), "unicode_escape")
     except (UnicodeDecodeError, ValueError):
         return body
+    return valid_text(decoded)  # `$'\udcff'` decodes to a lone surrogate: RE2 rejects it

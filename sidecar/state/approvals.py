@@ -72,6 +72,7 @@ class ApprovalStore:
         max_questions: int = 100_000,
         clock: Callable[[], float] = time.time,
         cache_entries: int = 100_000,
+        cache_bytes: int = 16 * 1024 * 1024,
     ) -> None:
         self._state = state
         self._question_ttl = question_ttl_seconds
@@ -79,6 +80,9 @@ class ApprovalStore:
         self._max_questions = max_questions
         self._clock = clock
         self._cache_entries = cache_entries
+        # Keys are client strings of up to 256 characters each: bounded in bytes too.
+        self._cache_bytes_limit = cache_bytes
+        self._cache_bytes = 0
         self._inserts_since_prune = 0
         self._standing_cache: OrderedDict[tuple[str, str], Verdict | None] = OrderedDict()
         self._standing_sessions: set[str] = set()
@@ -289,10 +293,18 @@ class ApprovalStore:
 
     def _cache_standing(self, key: tuple[str, str], verdict: Verdict | None) -> None:
         cache = self._standing_cache
+        if key not in cache:
+            self._cache_bytes += _weight(key)
         cache[key] = verdict
         cache.move_to_end(key)
-        while len(cache) > self._cache_entries:
-            cache.popitem(last=False)
+        while len(cache) > self._cache_entries or self._cache_bytes > self._cache_bytes_limit:
+            dropped, _ = cache.popitem(last=False)
+            self._cache_bytes -= _weight(dropped)
+
+    @property
+    def cache_bytes(self) -> int:
+        """Estimated bytes the standing-answer cache holds."""
+        return self._cache_bytes
 
     # -- sessions ----------------------------------------------------------------------
 
@@ -307,4 +319,10 @@ class ApprovalStore:
         self._standing_sessions.discard(session_id)
         for key in [k for k in self._standing_cache if k[0] == session_id]:
             del self._standing_cache[key]
+            self._cache_bytes -= _weight(key)
         return had
+
+
+def _weight(key: tuple[str, str]) -> int:
+    """Rough bytes of a cache entry: its strings plus fixed overheads."""
+    return 200 + sum(len(part) for part in key)

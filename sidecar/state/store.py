@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -161,6 +163,46 @@ class StateError(Exception):
     """The state file cannot be used; the message names it."""
 
 
+log = logging.getLogger("sidecar.state")
+# SQLite writes these beside the database; it gives them the database file's mode.
+_COMPANIONS = ("-wal", "-shm", "-journal")
+
+
+def _private_file(path: Path) -> None:
+    """The state holds people's answers and every session's history, tool output
+    included, in plaintext: its directories are created 0700 and the files 0600,
+    whatever the umask. A state file found readable by others is made private."""
+    missing: list[Path] = []
+    for parent in (path.parent, *path.parent.parents):
+        if parent.exists():
+            break
+        missing.append(parent)
+    for directory in reversed(missing):
+        directory.mkdir(mode=0o700)
+        directory.chmod(0o700)  # mkdir's mode passes through the umask
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        mode = os.fstat(descriptor).st_mode & 0o777
+        if mode != 0o600:
+            os.fchmod(descriptor, 0o600)
+            if mode & 0o077:
+                log.warning("%s was readable by other users; made it private (0600)", path)
+    finally:
+        os.close(descriptor)
+    for suffix in _COMPANIONS:
+        companion = path.with_name(path.name + suffix)
+        try:
+            if companion.stat().st_mode & 0o077:
+                companion.chmod(0o600)
+                log.warning("%s was readable by other users; made it private (0600)", companion)
+        except FileNotFoundError:
+            pass
+
+
+def _weight(key: tuple[str, str, str]) -> int:
+    return 250 + len(key[1]) + len(key[2])  # the tuple, its strings' headers, the dict slot
+
+
 class StateStore:
     """The state file: one connection, migrations, transactions.
 
@@ -177,7 +219,7 @@ class StateStore:
 
     def _open(self, path: str) -> None:
         if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            _private_file(Path(path))
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
         self._db.execute("PRAGMA busy_timeout = 5000")

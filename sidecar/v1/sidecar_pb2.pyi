@@ -11,6 +11,7 @@ as the strictest verdict they know.
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 import builtins as _builtins
@@ -21,6 +22,11 @@ if sys.version_info >= (3, 11):
     from typing import TypeAlias as _TypeAlias, Never as _Never
 else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
+
+if sys.version_info >= (3, 13):
+    from warnings import deprecated as _deprecated
+else:
+    from typing_extensions import deprecated as _deprecated
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -573,13 +579,26 @@ class PolicyStatus(_message.Message):
     REVISION_FIELD_NUMBER: _builtins.int
     SOURCES_FIELD_NUMBER: _builtins.int
     LOADED_AT_UNIX_FIELD_NUMBER: _builtins.int
+    LOADED_AT_FIELD_NUMBER: _builtins.int
     revision: _builtins.str
     """Content hash of the policy files."""
-    loaded_at_unix: _builtins.float
-    """When it started serving, in seconds since the epoch."""
+    @_builtins.property
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def loaded_at_unix(self) -> _builtins.float:
+        """Deprecated: use loaded_at. When it started serving, in seconds since the epoch."""
+
+    @loaded_at_unix.setter
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def loaded_at_unix(self, value: _builtins.float) -> None:
+        """Deprecated: use loaded_at. When it started serving, in seconds since the epoch."""
+
     @_builtins.property
     def sources(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The files it was loaded from, in load order."""
+
+    @_builtins.property
+    def loaded_at(self) -> _timestamp_pb2.Timestamp:
+        """When it started serving."""
 
     def __init__(
         self,
@@ -587,10 +606,11 @@ class PolicyStatus(_message.Message):
         revision: _builtins.str = ...,
         sources: _abc.Iterable[_builtins.str] | None = ...,
         loaded_at_unix: _builtins.float = ...,
+        loaded_at: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["loaded_at", b"loaded_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["loaded_at_unix", b"loaded_at_unix", "revision", b"revision", "sources", b"sources"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["loaded_at", b"loaded_at", "loaded_at_unix", b"loaded_at_unix", "revision", b"revision", "sources", b"sources"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -605,20 +625,33 @@ class ReloadStatus(_message.Message):
     OK_FIELD_NUMBER: _builtins.int
     ERROR_FIELD_NUMBER: _builtins.int
     ATTEMPTED_AT_UNIX_FIELD_NUMBER: _builtins.int
+    ATTEMPTED_AT_FIELD_NUMBER: _builtins.int
     ok: _builtins.bool
     error: _builtins.str
     """Every problem found, one per line, with file and line, when ok is false."""
-    attempted_at_unix: _builtins.float
+    @_builtins.property
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def attempted_at_unix(self) -> _builtins.float:
+        """Deprecated: use attempted_at. In seconds since the epoch."""
+
+    @attempted_at_unix.setter
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def attempted_at_unix(self, value: _builtins.float) -> None:
+        """Deprecated: use attempted_at. In seconds since the epoch."""
+
+    @_builtins.property
+    def attempted_at(self) -> _timestamp_pb2.Timestamp: ...
     def __init__(
         self,
         *,
         ok: _builtins.bool = ...,
         error: _builtins.str = ...,
         attempted_at_unix: _builtins.float = ...,
+        attempted_at: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["attempted_at", b"attempted_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempted_at_unix", b"attempted_at_unix", "error", b"error", "ok", b"ok"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempted_at", b"attempted_at", "attempted_at_unix", b"attempted_at_unix", "error", b"error", "ok", b"ok"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

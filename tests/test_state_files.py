@@ -1,0 +1,77 @@
+"""The state file holds answers and every session's history in plaintext: it and its
+directories are private (0600 / 0700) whatever the umask, and the answer cache is
+bounded in bytes."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sidecar.inspection.verdict import Verdict
+from sidecar.observability.decision_log import DecisionLog
+from sidecar.secrets import SecretScanner
+from sidecar.state.approvals import ApprovalStore
+from sidecar.state.store import StateStore
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.fixture(params=[0o000, 0o022, 0o277], ids=["umask 000", "umask 022", "umask 277"])
+def umask(request: pytest.FixtureRequest) -> Iterator[int]:
+    previous = os.umask(request.param)
+    try:
+        yield request.param
+    finally:
+        os.umask(previous)
+
+
+def test_state_files_and_directories_are_private_whatever_the_umask(
+    tmp_path: Path, umask: int
+) -> None:
+    path = tmp_path / "a" / "b" / "state.db"
+    tmp_path.chmod(0o755)
+    store = StateStore(str(path))
+    ApprovalStore(store).set_standing("s", "shell", "always_allow", Verdict.ALLOW, "d")
+    try:
+        assert mode(tmp_path / "a") == 0o700
+        assert mode(tmp_path / "a" / "b") == 0o700
+        assert mode(path) == 0o600
+        # SQLite's write-ahead log and shared memory hold the same data.
+        for companion in ("state.db-wal", "state.db-shm"):
+            assert mode(path.parent / companion) == 0o600, companion
+    finally:
+        store.close()
+    assert mode(tmp_path) == 0o755  # not created by the sidecar: left alone
+
+
+def test_a_state_file_readable_by_others_is_made_private(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    path.touch()
+    path.chmod(0o644)
+    StateStore(str(path)).close()
+    assert mode(path) == 0o600
+
+
+def test_the_decision_log_file_is_private_whatever_the_umask(tmp_path: Path, umask: int) -> None:
+    path = tmp_path / "decisions.jsonl"
+    DecisionLog(str(path), SecretScanner()).close()
+    assert mode(path) == 0o600
+
+
+def test_the_answer_cache_is_bounded_in_bytes_and_stays_exact() -> None:
+    state = StateStore(":memory:")
+    store = ApprovalStore(state, cache_bytes=64 * 1024)
+    sessions = [f"session-{i:04d}-" + "x" * 240 for i in range(400)]  # 256-character ids
+    for session in sessions:
+        store.set_standing(session, "t" * 256, "always_deny", Verdict.DENY, "d")
+    for session in sessions:
+        assert store.standing_answer(session, "t" * 256) is Verdict.DENY
+        assert store.standing_answer(session, "other") is None
+    assert store.cache_bytes <= 64 * 1024
+    state.close()
