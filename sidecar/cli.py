@@ -129,6 +129,30 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--approval-max-questions", type=int, metavar="N", help="unanswered questions kept"
     )
+    serve.add_argument(
+        "--analysis-workers",
+        type=int,
+        metavar="N",
+        help="processes that analyse large command lines (default 1; 0: in-process)",
+    )
+    serve.add_argument(
+        "--analysis-budget-ms",
+        type=float,
+        metavar="MS",
+        help="time to analyse one large command line before it asks (default 250)",
+    )
+    serve.add_argument(
+        "--analysis-memory-mb",
+        type=int,
+        metavar="MB",
+        help="memory cap of an analysis process (default 1024)",
+    )
+    serve.add_argument(
+        "--context-cache-mib",
+        type=int,
+        metavar="MIB",
+        help="memory for sessions kept in memory, and again for their views (default 64)",
+    )
 
     inspect = commands.add_parser(
         "inspect",
@@ -251,6 +275,10 @@ def _serve(args: argparse.Namespace) -> int:
         "approval_question_ttl_seconds": args.approval_question_ttl_seconds,
         "approval_once_ttl_seconds": args.approval_once_ttl_seconds,
         "approval_max_questions": args.approval_max_questions,
+        "analysis_workers": args.analysis_workers,
+        "analysis_budget_ms": args.analysis_budget_ms,
+        "analysis_memory_mb": args.analysis_memory_mb,
+        "context_cache_mib": args.context_cache_mib,
     }
     warnings: list[str] = []
     settings = load_settings(flags, config_file=args.config, warnings=warnings)

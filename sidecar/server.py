@@ -181,7 +181,12 @@ class Sidecar:
             server,
         )
         add_context_service(
-            ContextService(self.context, self.metrics, settings.context_cache_mib * 1024 * 1024),
+            ContextService(
+                self.context,
+                self.metrics,
+                settings.context_cache_mib * 1024 * 1024,
+                gate if gate.required else None,
+            ),
             server,
         )
         reflection.enable_server_reflection(

@@ -13,6 +13,7 @@ import pytest
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
 from tests.conftest import StartSidecar, shell, tool
+from tests.context_helpers import text
 
 
 async def inspect(address: str, session: str, *calls: pb.ToolCall) -> pb.InspectResponse:
@@ -363,3 +364,32 @@ async def test_read_only_hint_cannot_loosen_a_shell_call(start_sidecar: StartSid
     # A tool the policy lists as read-only is asked about when the client says it writes.
     reader = await inspect_one(address, "s", tool("6", "read_file", read_only=False, path="a"))
     assert reader.verdict == pb.VERDICT_REQUIRE_APPROVAL
+
+
+async def test_delete_session_needs_the_approval_token_when_one_is_set(
+    start_sidecar: StartSidecar, token_file: Path
+) -> None:
+    # Deleting a session resets its answers, counters and data-flow facts: not for the agent.
+    sidecar = await start_sidecar(approval_token_file=token_file)
+    async with grpc.aio.insecure_channel(sidecar.addresses[0]) as channel:
+        context = pb_grpc.ContextServiceStub(channel)
+        await context.Append(
+            pb.AppendRequest(
+                session_id="s",
+                messages=[text("u", pb.ROLE_USER, "x")],
+            )
+        )
+        with pytest.raises(grpc.aio.AioRpcError) as raised:
+            await context.DeleteSession(pb.DeleteSessionRequest(session_id="s"))
+        assert raised.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        with pytest.raises(grpc.aio.AioRpcError) as raised:
+            await context.DeleteSession(
+                pb.DeleteSessionRequest(session_id="s"),
+                metadata=(("authorization", "Bearer nope"),),
+            )
+        assert raised.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        deleted = await context.DeleteSession(
+            pb.DeleteSessionRequest(session_id="s"),
+            metadata=(("authorization", f"Bearer {TOKEN}"),),
+        )
+        assert deleted.messages_deleted == 1

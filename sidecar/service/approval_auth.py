@@ -12,6 +12,8 @@ import hmac
 from collections.abc import Iterable
 from pathlib import Path
 
+import grpc
+
 from sidecar.config import ConfigError
 
 METADATA_KEY = "authorization"
@@ -62,3 +64,13 @@ class ApprovalGate:
             return AuthFailure.MISSING
         # Constant time: the comparison must not tell how much of a guess was right.
         return None if hmac.compare_digest(offered, token) else AuthFailure.WRONG
+
+
+# The status a refused call gets, per failure (RecordDecision, DeleteSession).
+AUTH_CODES = {
+    AuthFailure.MISSING: (
+        grpc.StatusCode.UNAUTHENTICATED,
+        "this call needs the approval token (metadata authorization: Bearer <token>)",
+    ),
+    AuthFailure.WRONG: (grpc.StatusCode.PERMISSION_DENIED, "the approval token is not valid"),
+}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import OrderedDict
 
@@ -29,8 +30,11 @@ from sidecar.context.messages import (
     Usage,
 )
 from sidecar.observability.metrics import Metrics
+from sidecar.service.approval_auth import AUTH_CODES, ApprovalGate
 from sidecar.service.policy_service import MAX_ID_LENGTH
 from sidecar.v1 import sidecar_pb2 as pb
+
+log = logging.getLogger("sidecar.context_service")
 
 MAX_MESSAGES_PER_CALL = 1_000
 DEFAULT_PAGE = 100
@@ -302,9 +306,18 @@ class ContextService:
     """Registered with add_context_service (Project answers with encoded bytes)."""
 
     def __init__(
-        self, manager: ContextManager, metrics: Metrics, cache_bytes: int = DEFAULT_CACHE_BYTES
+        self,
+        manager: ContextManager,
+        metrics: Metrics,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        gate: ApprovalGate | None = None,
     ) -> None:
         self._manager = manager
+        self._metrics = metrics
+        # Deleting a session erases its answers, counters and data-flow facts: an agent
+        # that could do it would reset what the sidecar knows about it. With an approval
+        # credential configured, DeleteSession needs it, like RecordDecision.
+        self._gate = gate
         self._encoded = _EncodedViews(cache_bytes, metrics)
         manager.on_deleted(self._encoded.drop)
 
@@ -391,6 +404,13 @@ class ContextService:
     async def DeleteSession(
         self, request: pb.DeleteSessionRequest, context: grpc.aio.ServicerContext
     ) -> pb.DeleteSessionResponse:
+        if self._gate is not None:
+            failure = self._gate.check(context.invocation_metadata())
+            if failure is not None:
+                self._metrics.refused_answers.labels(reason=failure.value).inc()
+                log.warning("DeleteSession refused: %s approval token", failure.value)
+                code, message = AUTH_CODES[failure]
+                await context.abort(code, message)
         try:
             _check_session(request.session_id)
             deleted = await self._manager.delete(request.session_id)

@@ -19,7 +19,7 @@ from sidecar.inspection.verdict import Mode, Risk, Verdict
 from sidecar.observability.metrics import Metrics
 from sidecar.policy.reloader import ReloadOutcome
 from sidecar.secrets import SecretScanner
-from sidecar.service.approval_auth import ApprovalGate, AuthFailure
+from sidecar.service.approval_auth import AUTH_CODES, ApprovalGate
 from sidecar.service.errors import InvalidArgument
 from sidecar.state.approvals import AnswerRefused, ApprovalStore, Question
 from sidecar.text import valid_json
@@ -192,15 +192,6 @@ def _reload_to_pb(outcome: ReloadOutcome) -> pb.ReloadStatus:
     )
 
 
-_AUTH_CODES = {
-    AuthFailure.MISSING: (
-        grpc.StatusCode.UNAUTHENTICATED,
-        "RecordDecision needs the approval token (metadata authorization: Bearer <token>)",
-    ),
-    AuthFailure.WRONG: (grpc.StatusCode.PERMISSION_DENIED, "the approval token is not valid"),
-}
-
-
 class PolicyService(pb_grpc.PolicyServiceServicer):
     def __init__(
         self,
@@ -289,7 +280,7 @@ class PolicyService(pb_grpc.PolicyServiceServicer):
                 failure.value,
                 request.session_id[:MAX_ID_LENGTH],
             )
-            code, message = _AUTH_CODES[failure]
+            code, message = AUTH_CODES[failure]
             await context.abort(code, message)
         try:
             label, verdict, standing, question = _answer_from_request(request)
