@@ -442,7 +442,8 @@ def _target(word: str, kind: str) -> str:
             return host if host and "$" not in host and "`" not in host else word
         return word
     if kind == "path":
-        return normalise(word)
+        # `deno run https://...`, `pip install https://...`: a URL stays a URL.
+        return word if "://" in word else normalise(word)
     if kind in ("host", "url"):
         return host_of(word) or word
     return word

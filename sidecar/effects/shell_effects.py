@@ -21,7 +21,7 @@ from sidecar.effects.hosts import host_of
 from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
 from sidecar.shell.printing import printed_text
-from sidecar.shell.walk import ShellAnalysis, SimpleCommand
+from sidecar.shell.walk import ShellAnalysis, SimpleCommand, trusted_generator
 from sidecar.shell.walk import analyse as shell_analyse
 
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
@@ -45,6 +45,7 @@ class LineEffects(NamedTuple):
     read_only: bool  # every command is a known read-only one, writing nothing
     problems: tuple[str, ...] = ()  # what code given to interpreters left unresolved
     cwd: str = ""  # where the line's last `cd` leaves the shell ("" = where it started)
+    spawned: tuple[ShellAnalysis, ...] = ()  # command lines that code in the line runs
 
 
 @dataclass(slots=True)
@@ -57,6 +58,7 @@ class _Flow:
     unpacked: Origin = Origin.NONE  # an archive of this origin was unpacked into the workspace
     outputs: dict[int, tuple[Origin, tuple[str, ...], str]] = field(default_factory=dict)
     cwd: str = ""  # where `cd` moved the line to, when known ("" = the call's own directory)
+    trees: dict[str, Origin] = field(default_factory=dict)  # directory -> origin of all in it
 
 
 def line_effects(
@@ -69,19 +71,20 @@ def line_effects(
     effects: list[Effect] = []
     unknown: list[str] = []
     problems: list[str] = []
+    spawned: list[ShellAnalysis] = []
     read_only = not analysis.problems and not analysis.parse_error
     for command in analysis.commands:
         if command.program in _BOOKKEEPING:
             continue
-        if command.program in _CHANGES_DIRECTORY:
-            _change_directory(command, flow)
         found, known, quiet = _command_effects(command, catalogue, flow)
-        if flow.cwd:
-            found = [rebased(effect, flow.cwd) for effect in found]
+        if command.program in _CHANGES_DIRECTORY:
+            _change_directory(command, flow)  # after its own effects: `cd x` reads x here
         if code_effects is not None:
             found.extend(code_effects(command))
-        code_found, code_problems = _interpreted(command, catalogue, flow, depth)
+        code_found, code_problems = _interpreted(command, catalogue, flow, depth, spawned)
         if code_found or code_problems:
+            if flow.cwd:
+                code_found = [rebased(effect, flow.cwd) for effect in code_found]
             found.extend(code_found)
             problems.extend(code_problems)
             read_only = False
@@ -98,10 +101,25 @@ def line_effects(
         read_only,
         tuple(dict.fromkeys(problems)),
         flow.cwd,
+        tuple(spawned),
     )
 
 
 _CHANGES_DIRECTORY = frozenset({"cd", "pushd", "chdir"})
+_SHELL_PROGRAMS = frozenset(
+    {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "busybox-sh"}
+)
+
+
+def _runs_dynamic_code(command: SimpleCommand, parsed: ParsedCommand) -> bool:
+    """A shell's -c script or eval's text known only at run time."""
+    if command.program in ("eval", "source", "."):
+        if trusted_generator(command.input_from):
+            return False  # eval "$(direnv hook bash)": a local setup tool's code
+        return any(type(w) is not str for w in command.args)
+    if command.program in _SHELL_PROGRAMS and "command" in parsed.named:
+        return bool(parsed.operands) and type(parsed.operands[0]) is not str
+    return False
 
 
 def _change_directory(command: SimpleCommand, flow: _Flow) -> None:
@@ -114,8 +132,8 @@ def _change_directory(command: SimpleCommand, flow: _Flow) -> None:
         flow.cwd = normalise(target)
     elif flow.cwd and flow.cwd != UNRESOLVED:
         flow.cwd = normalise(flow.cwd + "/" + target)
-    elif target.startswith(".."):
-        flow.cwd = normalise(target)  # climbs out of the workspace
+    else:
+        flow.cwd = normalise(target)  # below (or, with .., out of) where the line started
 
 
 def rebased(effect: Effect, cwd: str) -> Effect:
@@ -155,7 +173,11 @@ _SUFFIX_LANGUAGES = {
 
 
 def _interpreted(
-    command: SimpleCommand, catalogue: Catalogue, flow: _Flow, depth: int
+    command: SimpleCommand,
+    catalogue: Catalogue,
+    flow: _Flow,
+    depth: int,
+    spawned: list[ShellAnalysis] | None = None,
 ) -> tuple[list[Effect], list[str]]:
     """Effects of code a command hands to an interpreter (`python3 -c`, `node -e`, a
     here-document, a script written earlier in the line), and what it left unresolved."""
@@ -188,12 +210,16 @@ def _interpreted(
             found.append(effect._replace(target=target, flags=effect.flags | _IN_CODE))
         for line in result.shell[:32]:
             nested = shell_analyse(line)
+            if spawned is not None:
+                spawned.append(nested)  # the named rules judge these lines too
             problems.extend(nested.problems)
             if nested.parse_error:
                 problems.append("code runs a command line that cannot be parsed")
             sub = line_effects(nested, catalogue, depth=depth + 1)
             found.extend(sub.effects)
             problems.extend(sub.problems)
+            if spawned is not None:
+                spawned.extend(sub.spawned)
     return found, problems
 
 
@@ -277,10 +303,15 @@ def _command_effects(
             )  # fmt: skip
     if command.program in _ENV_PRINTERS and not command.positionals:
         output_sources = (ENVIRONMENT,)
+    if parsed is not None and _runs_dynamic_code(command, parsed):
+        # `bash -c "$X"` with X=$(curl ...), `eval "$(curl ...)"`: the code is what feeds it.
+        found.append(Effect(Action.EXECUTE, STDIN, program=command.program))
     if parsed is not None and any(e.action in _NETWORK for e in found):
         found.extend(_secrets_sent(command, parsed.options, found))
     if parsed is not None and "custom_index" in parsed.named:
         found = _trusted_indexes(found, parsed, catalogue)
+    if flow.cwd:
+        found = [rebased(effect, flow.cwd) for effect in found]  # after `cd` in the line
     found = [_with_flow(effect, flow, input_origin, input_sources, input_text) for effect in found]
     read_here = tuple(e.target for e in found if e.action is Action.READ)
     if read_here:  # tar czf k.tgz ~/.ssh: the archive carries what it read
@@ -289,7 +320,7 @@ def _command_effects(
             for e in found
         ]
     found.extend(_redirect_effects(command, output_origin, output_sources, output_text, flow))
-    _remember(found, flow, output_origin, output_sources)
+    _remember(found, flow, output_origin, output_sources, input_origin)
     flow.outputs[id(command)] = (output_origin, output_sources, output_text)
     return found, parsed is not None, read_only
 
@@ -433,6 +464,7 @@ def _input_of(
 
 # Named flags by which an interpreter gets its code elsewhere than standard input.
 _STDIN_OFF = frozenset({"command", "module", "file"})
+_TREE_FLAGS = frozenset({"unpack", "directory"})
 _RUNS = frozenset({Action.EXECUTE, Action.PERSIST, Action.INSTALL})
 _UNRESOLVED = frozenset({"unresolved"})
 
@@ -446,15 +478,18 @@ def _with_flow(
 ) -> Effect:
     """Resolve an effect's origin and data against what the line produced before it."""
     action = effect.action
+    if action is Action.EXECUTE and "://" in effect.target:
+        return effect._replace(origin=Origin.NETWORK)  # deno run https://..., node URL
     if effect.target == STDIN and action in _RUNS and effect.origin is Origin.NONE:
         fed = input_origin if input_origin is not Origin.NONE else Origin.UNKNOWN
         flags = effect.flags - _UNRESOLVED
         return effect._replace(
             origin=fed, data=input_sources, flags=flags, content=input_text or effect.content
         )
-    if action in (Action.EXECUTE, Action.INSTALL, Action.PERSIST) and effect.target not in (
-        STDIN,
-        UNRESOLVED,
+    if (
+        action in (Action.EXECUTE, Action.INSTALL, Action.PERSIST)
+        and effect.target not in (STDIN, UNRESOLVED)
+        and "project" not in effect.flags  # building a checkout is not running a download
     ):
         produced = _file_origin(effect.target, flow)
         if produced is not Origin.FILE and produced is not Origin.NONE:
@@ -510,6 +545,7 @@ def _remember(
     flow: _Flow,
     output_origin: Origin,
     output_sources: tuple[str, ...],
+    input_origin: Origin = Origin.NONE,
 ) -> None:
     reads = tuple(e.target for e in effects if e.action is Action.READ)
     for effect in effects:
@@ -522,6 +558,20 @@ def _remember(
             carried = effect.data or reads or output_sources
             if carried:
                 flow.carried[effect.target] = tuple(carried)
+        if (
+            effect.action is Action.WRITE
+            and effect.flags & _TREE_FLAGS
+            and effect.target not in (UNRESOLVED, STDIN, "")
+        ):
+            tree_origin = effect.origin
+            if tree_origin is Origin.NONE and "unpack" in effect.flags:
+                # tar x -C dir: the archive read by the same command, or what feeds it.
+                archive = next(
+                    (flow.origins.get(e.target) for e in effects if e.action is Action.READ), None
+                )
+                tree_origin = archive or input_origin
+            if tree_origin in (Origin.NETWORK, Origin.DECODED):
+                flow.trees[effect.target] = tree_origin
         if effect.program in _UNPACKERS and effect.action is Action.READ:
             archive = flow.origins.get(effect.target)
             if archive is Origin.NETWORK or archive is Origin.DECODED:
@@ -532,6 +582,9 @@ def _file_origin(path: str, flow: _Flow) -> Origin:
     origin = flow.origins.get(path)
     if origin is not None:
         return origin
+    for tree, tree_origin in flow.trees.items():
+        if path == tree or path.startswith(tree.rstrip("/") + "/"):
+            return tree_origin  # git clone URL dir && bash dir/install.sh
     if flow.unpacked is not Origin.NONE and not path.startswith(("/", "~")):
         return flow.unpacked  # ./install.sh after unpacking a download
     return Origin.FILE

@@ -46,6 +46,7 @@ class CallReport(NamedTuple):
     read_only: bool  # only reads and fetches, nothing unknown
     problems: tuple[str, ...] = ()  # what code in other languages left unresolved
     moved_to: str = ""  # where a `cd` in the call leaves a persistent shell
+    spawned: tuple[ShellAnalysis, ...] = ()  # command lines code in the call runs now
 
 
 class CallEffects:
@@ -175,6 +176,7 @@ class CallEffects:
             found.read_only,
             found.problems,
             found.cwd if found.cwd.startswith(("/", "~")) else "",
+            found.spawned,
         )
         if len(line) <= _REMEMBERED_LENGTH:
             if len(self._lines) >= _MAX_REMEMBERED:

@@ -452,6 +452,13 @@ class RuleBook:
         return rules
 
 
+def _distinct(findings: list[Finding]) -> list[Finding]:
+    """The same rule with the same message, found in several analyses of one call, once."""
+    if len(findings) < 2:
+        return findings
+    return list({(f.rule_id, f.message): f for f in findings}.values())
+
+
 def _only_the_run_can_tell(finding: Finding) -> bool:
     """Findings about values known only when code runs: not held against code written for
     later (it is judged for what it clearly does)."""
@@ -504,6 +511,9 @@ class SecurityInspector(LocalInspector):
                     for f in self._shell_findings(written)
                     if f.verdict is not Verdict.ALLOW and not _only_the_run_can_tell(f)
                 )
+            for spawned in report.spawned:
+                # Command lines that code in the call runs (os.system, child_process.spawn).
+                findings.extend(self._shell_findings(spawned))
             if report.judged:
                 findings.extend(self._effect_findings(report.judged))
             for problem in report.problems[:3]:
@@ -518,7 +528,7 @@ class SecurityInspector(LocalInspector):
                         approval_prompt=f"Cannot tell what this code does: {problem}.",
                     )
                 )
-        return findings
+        return _distinct(findings)
 
     def _effect_findings(self, judged: Sequence[Judged]) -> list[Finding]:
         findings: list[Finding] = []

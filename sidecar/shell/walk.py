@@ -718,7 +718,14 @@ def _emit(
                 w in ("-0", "--null") or w.startswith(("-d", "--delimiter"))
                 for w in itertools.takewhile(lambda w: w.startswith("-"), rest)
             )
-            inner = inner + _xargs_input(input_from, split=not whole)
+            replace = _xargs_replace_string(rest)
+            if replace is not None:
+                # xargs -I{} CMD {}: each input line takes the place of {} in CMD.
+                fed = _xargs_input(input_from, split=False)
+                value = fed[0] if len(fed) == 1 else _Dynamic("$(xargs input)")
+                inner = [_xargs_replaced(w, replace, value) for w in inner]
+            else:
+                inner = inner + _xargs_input(input_from, split=not whole)
             via = "xargs"
         if program == "parallel":
             # parallel CMD ::: A B: each input after ::: is appended to the command.
@@ -851,7 +858,7 @@ def _follow_nested(
         if program == "eval":
             text = " ".join(rest)
             if any(_dynamic(w) for w in rest):
-                if _trusted_generator(command.input_from):
+                if trusted_generator(command.input_from):
                     return  # the setup code a local tool prints (its command is walked)
                 walk.problems.append("eval runs code computed at run time")
             _walk_script(walk, text, depth + 1, "eval", command.input_from)
@@ -898,7 +905,7 @@ _GENERATORS = {
 }
 
 
-def _trusted_generator(source: SimpleCommand | None) -> bool:
+def trusted_generator(source: SimpleCommand | None) -> bool:
     """`eval "$(direnv hook bash)"`: code printed by a local setup tool, not computed data."""
     if source is None or source.input_from is not None:
         return False
@@ -941,6 +948,27 @@ def _follow_stdin(walk: _Walk, shell: SimpleCommand, depth: int) -> None:
         walk.problems.append(
             f"{shell.program} executes the output of {source.program or 'another command'}"
         )
+
+
+def _xargs_replaced(word: str, replace: str, value: str) -> str:
+    if word == replace:
+        return value
+    if replace not in word:
+        return word
+    text = word.replace(replace, value)
+    return _Dynamic(text) if _dynamic(value) or _dynamic(word) else text
+
+
+def _xargs_replace_string(rest: list[str]) -> str | None:
+    """The -I/-i/--replace string of xargs options, if given."""
+    for index, word in enumerate(itertools.takewhile(lambda w: w.startswith("-"), rest)):
+        if word == "-I" and index + 1 < len(rest):
+            return rest[index + 1]
+        if word.startswith("-I") and len(word) > 2:
+            return word[2:]
+        if word in ("-i", "--replace") or word.startswith(("-i", "--replace=")):
+            return word.split("=", 1)[1] if "=" in word else (word[2:] or "{}")
+    return None
 
 
 def _xargs_input(source: SimpleCommand | None, split: bool) -> list[str]:
