@@ -206,13 +206,20 @@ class Catalogue:
             found = self._programs.get("python3")  # python3.12, python3.11, ...
         return found
 
-    def parse(self, program: str, args: tuple[str, ...], depth: int = 0) -> ParsedCommand | None:
+    def parse(
+        self,
+        program: str,
+        args: tuple[str, ...],
+        depth: int = 0,
+        environment: tuple[str, ...] = (),
+    ) -> ParsedCommand | None:
+        """Read a command's words; `environment` (`RAILS_ENV=test`) is seen by text flags."""
         spec = self.lookup(program)
         if spec is None:
             return None
         parsed = read_arguments(spec, args)
         if parsed.spec.text_flags:
-            line = " ".join((program, *args))
+            line = " ".join((*environment, program, *args))
             given = frozenset(f for f, pattern in parsed.spec.text_flags if pattern.search(line))
             if given:
                 parsed = parsed._replace(named=parsed.named | given)
@@ -221,7 +228,7 @@ class Catalogue:
             parsed = parsed._replace(spec=twin)
         if parsed.runs and depth < _MAX_RUNS_DEPTH:
             inner_program = _basename(parsed.runs[0])
-            inner = self.parse(inner_program, parsed.runs[1:], depth + 1)
+            inner = self.parse(inner_program, parsed.runs[1:], depth + 1, environment)
             if inner is not None:
                 # The inner command's reading decides what the line does; the runner's own
                 # effects (npx installs what it runs) are kept beside it.

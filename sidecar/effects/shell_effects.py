@@ -20,6 +20,7 @@ from sidecar.effects.catalogue import Catalogue, ParsedCommand, effects_of
 from sidecar.effects.hosts import host_of
 from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
+from sidecar.effects.renames import mark_renames
 from sidecar.shell.printing import printed_text
 from sidecar.shell.walk import ShellAnalysis, SimpleCommand, trusted_generator
 from sidecar.shell.walk import analyse as shell_analyse
@@ -244,7 +245,7 @@ def _command_effects(
     """The command's effects, whether the catalogue knows it, and whether it only reads."""
     input_origin, input_sources, input_text = _input_of(command, catalogue, flow)
     program, args = _module_as_program(command)
-    parsed = catalogue.parse(program, args)
+    parsed = catalogue.parse(program, args, environment=command.environment)
     found: list[Effect] = []
     output_origin = Origin.NONE
     output_sources: tuple[str, ...] = ()
@@ -312,6 +313,8 @@ def _command_effects(
         found = _trusted_indexes(found, parsed, catalogue)
     if flow.cwd:
         found = [rebased(effect, flow.cwd) for effect in found]  # after `cd` in the line
+    if program == "mv":
+        found = mark_renames(found)
     found = [_with_flow(effect, flow, input_origin, input_sources, input_text) for effect in found]
     read_here = tuple(e.target for e in found if e.action is Action.READ)
     if read_here:  # tar czf k.tgz ~/.ssh: the archive carries what it read
@@ -458,10 +461,13 @@ def _input_of(
     for redirect in command.redirects:
         if redirect.operator == "<":
             path = normalise(redirect.target)
+            if path in _EMPTY_INPUTS:
+                return Origin.LITERAL, (), ""  # `s_client </dev/null`: nothing is fed
             return _file_origin(path, flow), (path,), flow.contents.get(path, "")
     return Origin.NONE, (), ""
 
 
+_EMPTY_INPUTS = frozenset({"/dev/null", "/dev/zero"})
 # Named flags by which an interpreter gets its code elsewhere than standard input.
 _STDIN_OFF = frozenset({"command", "module", "file"})
 _TREE_FLAGS = frozenset({"unpack", "directory"})

@@ -17,6 +17,7 @@ from sidecar.effects.analyser import EffectAnalyser, Judged
 from sidecar.effects.hosts import host_of
 from sidecar.effects.model import UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
+from sidecar.effects.renames import mark_renames
 from sidecar.effects.shell_effects import rebased, script_language
 from sidecar.effects.written_code import commands_in, cron_commands
 from sidecar.inspection.model import ToolCall
@@ -201,7 +202,7 @@ class CallEffects:
                         program="file tool",
                     )
                 )  # fmt: skip
-            return found
+            return mark_renames(found)
         flags = _TRUNCATE if change.action == "write" else _EDIT
         found = [
             Effect(

@@ -18,7 +18,7 @@ import math
 import re
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -62,6 +62,7 @@ class SimpleCommand(NamedTuple):
     via: str = ""  # how it was reached: "bash -c", "eval", "xargs", "heredoc", ...
     word: str = ""  # the program as written ("/tmp/x", "./run.sh"), when it is a path
     stdin_text: str | None = None  # a here-document or here-string fed to it
+    environment: tuple[str, ...] = ()  # NAME=value set for this command (`RAILS_ENV=test x`)
 
     def has_flag(self, *names: str) -> bool:
         return any(n in self.flags for n in names)
@@ -450,17 +451,20 @@ def _follow_variable(walk: _Walk, assignment: str, via: str, depth: int = 0) -> 
         _walk_script(walk, embedded.script, depth + 1, embedded.via, None)
 
 
-def _prefix_assignments(walk: _Walk, command: Node, via: str, depth: int) -> None:
+def _prefix_assignments(walk: _Walk, command: Node, via: str, depth: int) -> tuple[str, ...]:
     """`GIT_SSH_COMMAND='...' git fetch`, `LD_PRELOAD=x.so ls`: variables set for one command."""
     source = walk.source
+    found: list[str] = []
     for child in command.named_children:
         if child.type != "variable_assignment":
             break  # assignments come first, before the command name
         text = _assignment(child, source)
+        found.append(text)
         name = text.partition("=")[0]
         if name in COMMAND_VARIABLES or name in LOADER_VARIABLES:
             walk.commands.append(SimpleCommand("(assign)", (text,), _NO_FLAGS, (text,), via=via))
             _follow_variable(walk, text, via, depth)
+    return tuple(found)
 
 
 def _assignment(node: Node, source: str, env: Mapping[str, str] | None = None) -> str:
@@ -646,10 +650,11 @@ def _command(
     if name_node is None:
         return None
     source = walk.source
+    environment: tuple[str, ...] = ()
     if "=" in source:
         first = node.child(0)
         if first is not None and first.type == "variable_assignment":
-            _prefix_assignments(walk, node, via, depth)
+            environment = _prefix_assignments(walk, node, via, depth)
     arguments = node.children_by_field_name("argument")
     env = walk.env
     words = [_resolve(name_node, source, env)]
@@ -666,7 +671,22 @@ def _command(
             input_from = _redirected_substitution(redirect_nodes, source)
         if input_from is None and walk.producers:
             input_from = _variable_producer(arguments, source, walk.producers)
-    return _emit(walk, words, redirects, heredoc, depth, via, input_from, wrappers=())
+    command = _emit(walk, words, redirects, heredoc, depth, via, input_from, wrappers=())
+    return _with_environment(walk, command, environment)
+
+
+def _with_environment(
+    walk: _Walk, command: SimpleCommand | None, environment: Sequence[str]
+) -> SimpleCommand | None:
+    """Attach the variables set for a command to it: where it acts can hang on them."""
+    if command is None or not environment:
+        return command
+    given = command._replace(environment=(*environment, *command.environment))
+    for index in range(len(walk.commands) - 1, -1, -1):
+        if walk.commands[index] is command:
+            walk.commands[index] = given
+            break
+    return given
 
 
 def _emit(
@@ -731,7 +751,12 @@ def _emit(
             # parallel CMD ::: A B: each input after ::: is appended to the command.
             inner = [w for w in inner if w not in (":::", "::::", ":::+")]
             via = "parallel"
-        return _emit(walk, inner, redirects, heredoc, depth, via, input_from, (*wrappers, program))
+        outer = (*wrappers, program)
+        emitted = _emit(walk, inner, redirects, heredoc, depth, via, input_from, outer)
+        if program == "env":  # env RAILS_ENV=test rails ...: the variables are the inner's
+            assigned = [w for w in own if "=" in w and w.partition("=")[0].isidentifier()]
+            return _with_environment(walk, emitted, assigned)
+        return emitted
     command = _record(walk, program, rest, redirects, input_from, wrappers, via, name, heredoc)
     if program in _RUNS_CODE:
         _follow_nested(walk, command, rest, heredoc, depth)
