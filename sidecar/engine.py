@@ -13,6 +13,7 @@ from typing import NamedTuple, Protocol
 from sidecar.effects.adapters import ToolAdapters
 from sidecar.effects.analyser import EffectAnalyser
 from sidecar.effects.command_io import SensitivePaths
+from sidecar.effects.own_endpoints import OwnEndpoints
 from sidecar.inspection.adversary import AdversaryInspector
 from sidecar.inspection.answers import apply_once_answers
 from sidecar.inspection.call_effects import CallEffects
@@ -69,6 +70,7 @@ class EngineParts:
     repetition: RepetitionTracker
     taint: TaintTracker = field(default_factory=TaintTracker)
     own_paths: tuple[str, ...] = ()  # the state file, policy directories, sockets
+    own_endpoints: OwnEndpoints = field(default_factory=OwnEndpoints)  # its ports and names
     facts: SessionFacts | None = None  # what sessions' calls created (data flow across calls)
     # Set by the server; without them (CLI, in-process tests) everything runs inline.
     isolated: IsolatedAnalyser | None = None  # where large command lines are analysed
@@ -94,6 +96,7 @@ def compile_policy(
         policy,
         lambda host: _local(host) or allowed_hosts.matches(_without_port(host)),
         parts.own_paths,
+        parts.own_endpoints,
     )
     problems = analyser.problems()
     if problems:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import sys
 import time
 from collections.abc import Awaitable, Coroutine
@@ -21,6 +22,7 @@ from prometheus_client import start_http_server
 from sidecar.config import Settings
 from sidecar.context.manager import ContextManager
 from sidecar.context.store import SqliteSessionStore
+from sidecar.effects.own_endpoints import DEFAULT_PORTS, OwnEndpoints
 from sidecar.engine import ActivePolicy, EngineParts, PolicyEngine
 from sidecar.inspection.egress import TaintTracker
 from sidecar.inspection.repetition import RepetitionTracker
@@ -130,12 +132,14 @@ class Sidecar:
             )
             await self.isolated.start()
         facts = SessionFacts(self._store)
+        self.own_endpoints = _own_endpoints(settings)
         parts = EngineParts(
             self.metrics,
             self.approvals,
             secrets,
             RepetitionTracker(),
             own_paths=_own_paths(settings),
+            own_endpoints=self.own_endpoints,
             facts=facts,
             isolated=self.isolated,
             offload=self._offload,
@@ -205,6 +209,8 @@ class Sidecar:
                     f"cannot listen on {address} (in use, or not permitted)"
                 ) from None
             self.addresses.append(_bound(address, port))
+            if not address.startswith("unix:"):
+                self.own_endpoints.add_ports([port])
         await server.start()
         self._server = server
         if settings.metrics_listen != "off":
@@ -284,6 +290,7 @@ class Sidecar:
             RepetitionTracker(),
             TaintTracker(),
             own_paths=parts.own_paths,
+            own_endpoints=parts.own_endpoints,
             facts=parts.facts,  # recording a fact again is harmless (same row)
             isolated=parts.isolated,
             offload=parts.offload,
@@ -436,6 +443,19 @@ def _own_paths(settings: Settings) -> tuple[str, ...]:
         if a.startswith("unix:")
     ]
     return tuple(paths)
+
+
+def _own_endpoints(settings: Settings) -> OwnEndpoints:
+    """The ports the API listens on (the default when all are picked at bind time) and this
+    machine's names: an agent that reaches them could answer its own prompts."""
+    ports = set()
+    for address in settings.listen:
+        if not address.startswith("unix:"):
+            port = address.rpartition(":")[2]
+            if port.isdigit() and int(port):
+                ports.add(int(port))
+    hosts = {socket.gethostname()}
+    return OwnEndpoints(ports or DEFAULT_PORTS, hosts)
 
 
 def _bound(address: str, port: int) -> str:

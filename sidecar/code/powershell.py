@@ -1351,7 +1351,12 @@ def _defender(a: _PowerShell, args: Args, piped: object) -> object:
     if switched or excluded:
         a.out.effects.append(
             Effect(
-                Action.DISABLE, "windows defender", Origin.NONE, (), frozenset(), "Set-MpPreference"
+                Action.DISABLE,
+                "windows defender",
+                Origin.NONE,
+                (),
+                frozenset({"security_tool"}),
+                "Set-MpPreference",
             )
         )
     return None

@@ -13,6 +13,7 @@ import re2
 
 from sidecar.effects.catalogue import Catalogue
 from sidecar.effects.model import Effect
+from sidecar.effects.own_endpoints import OwnEndpoints
 from sidecar.effects.paths import ClassSpec, PathClasses, class_specs
 from sidecar.effects.rules import EffectJudge, compile_rules
 from sidecar.effects.shell_effects import LineEffects, line_effects
@@ -47,7 +48,9 @@ class EffectAnalyser:
         policy: Policy,
         host_allowed: Callable[[str], bool],
         own_paths: Iterable[str] = (),
+        own_endpoints: OwnEndpoints | None = None,
     ) -> None:
+        self.own_endpoints = own_endpoints or OwnEndpoints()
         self.programs = policy.programs
         indexes = GlobSet(
             g for domain in policy.egress.package_indexes for g in (domain, "*." + domain)
@@ -76,6 +79,7 @@ class EffectAnalyser:
         workspace's)."""
         found: list[Judged] = []
         for effect in effects:
+            effect = self.own_endpoints.mark(effect)
             for rule in self.judge_rules.matching(effect, workspace):
                 found.append(Judged(rule.rule, effect))
         return found
@@ -89,8 +93,9 @@ class EffectAnalyser:
                 if not isinstance(example, str):
                     continue
                 effects = self.line(shell_analyse(example)).effects
+                marked = [self.own_endpoints.mark(e) for e in effects]
                 matched = any(
-                    r.rule.id == rule.id for e in effects for r in self._example_judge.matching(e)
+                    r.rule.id == rule.id for e in marked for r in self._example_judge.matching(e)
                 )
                 if matched is not expected:
                     verb = "should match" if expected else "should not match"

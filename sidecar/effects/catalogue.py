@@ -93,6 +93,7 @@ class CompiledProgram:
     unknown_subcommand: str
     text_flags: tuple[tuple[str, re2._Regexp], ...] = ()
     runs_command: bool = False
+    single_dash_words: bool = False
     read_only_when: frozenset[str] = frozenset()
     read_only_twin: CompiledProgram | None = None  # the same spec, read-only
     subcommands: dict[str, CompiledProgram] = field(default_factory=dict)
@@ -144,6 +145,7 @@ def _compile(
         runs_stdin=spec.runs_stdin,
         bundled_first_word=spec.bundled_first_word,
         read_only=spec.read_only,
+        single_dash_words=spec.single_dash_words,
         read_only_unless=frozenset(spec.read_only_unless),
         unknown_subcommand=spec.unknown_subcommand,
         text_flags=tuple((flag, re2.compile(pattern)) for flag, pattern in text_flags.items()),
@@ -273,6 +275,8 @@ def read_arguments(spec: CompiledProgram, args: tuple[str, ...]) -> ParsedComman
         if word == "--":
             options_done = True
             continue
+        if spec.single_dash_words:
+            word = _whole_word_option(spec, word)
         name, equals, value = word.partition("=")
         if equals and (word.startswith("--") or name in spec.value_options):
             options.setdefault(name, []).append(value)
@@ -284,7 +288,7 @@ def read_arguments(spec: CompiledProgram, args: tuple[str, ...]) -> ParsedComman
                 index += 1
             else:
                 options.setdefault(word, []).append("")
-        elif word in spec.flag_names:
+        elif word in spec.flag_names or spec.single_dash_words:
             options.setdefault(word, []).append("")  # -delete, -destroy: one option, not letters
         else:
             index = _short_cluster(spec, word, args, index, options)
@@ -292,6 +296,19 @@ def read_arguments(spec: CompiledProgram, args: tuple[str, ...]) -> ParsedComman
     return ParsedCommand(
         spec, tuple(operands), {k: tuple(v) for k, v in options.items()}, named, unknown
     )
+
+
+def _whole_word_option(spec: CompiledProgram, word: str) -> str:
+    """`-COMMAND`, `-comm`: the option as the catalogue spells it, where that is one."""
+    name, equals, value = word.partition(":") if ":" in word else word.partition("=")
+    lowered = name.lower()
+    known = [*spec.value_options, *spec.flag_names]
+    exact = [o for o in known if o.lower() == lowered]
+    if not exact:
+        exact = list({o for o in known if o.lower().startswith(lowered)})
+    if len(exact) != 1:
+        return word
+    return exact[0] + (("=" + value) if equals else "")
 
 
 def _short_cluster(

@@ -21,7 +21,7 @@ SIDECAR_API = "sidecar_api"
 DEFAULT_PORTS = (50051,)
 _NETWORK = frozenset({Action.CONNECT, Action.SEND, Action.FETCH, Action.LISTEN})
 _BY_PORT = frozenset({Action.KILL, Action.DISABLE, Action.READ})
-_LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "ip6-loopback", "0.0.0.0", "::", ""})
+_LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "ip6-loopback", ""})
 # scheme://[user@]host[:port], host:port, [v6]:port, /dev/tcp/host/port
 _URL = re2.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?(\[[^\]]*\]|[^/:?#]*)(?::(\d+))?")
 _HOST_PORT = re2.compile(r"^(\[[^\]]*\]|[^:/\s]*):(\d+)$")
@@ -33,13 +33,15 @@ class OwnEndpoints:
 
     def __init__(self, ports: Iterable[int] = DEFAULT_PORTS, hosts: Iterable[str] = ()) -> None:
         """`hosts`: this machine's own names and addresses (the pod's hostname and IP)."""
-        self.ports = frozenset(p for p in ports if 0 < p < 65536)
         self.hosts = frozenset(h.lower() for h in hosts if h)
-        alternatives = "|".join(str(p) for p in sorted(self.ports)) or "(?!)"
-        # `-iTCP:50051`, `:50051`, `50051/tcp`, `port 50051`, `sport = :50051`
-        self._port_mention = re2.compile(
-            rf"(?i)(:|\bport\s*=?\s*|^|\s)({alternatives})(/(tcp|udp))?(\b|$)"
-        )
+        self.ports: frozenset[int] = frozenset()
+        self._port_mention = _mentions(self.ports)
+        self.add_ports(ports)
+
+    def add_ports(self, ports: Iterable[int]) -> None:
+        """Ports learnt once bound (`127.0.0.1:0` picks one at start)."""
+        self.ports = self.ports | {p for p in ports if 0 < p < 65536}
+        self._port_mention = _mentions(self.ports)
 
     def mark(self, effect: Effect) -> Effect:
         if SIDECAR_API in effect.flags or not self.ports:
@@ -63,6 +65,12 @@ class OwnEndpoints:
         return self._port_mention.search(effect.target) is not None
 
 
+def _mentions(ports: frozenset[int]) -> re2._Regexp:
+    """`-iTCP:50051`, `:50051`, `50051/tcp`, `port 50051`, `sport = :50051`."""
+    alternatives = "|".join(str(p) for p in sorted(ports)) or "0^"  # nothing, with no ports
+    return re2.compile(rf"(?i)(:|\bport\s*=?\s*|^|\s)({alternatives})(/(tcp|udp))?(\b|$)")
+
+
 def _split(target: str) -> tuple[str, int]:
     for pattern in (_URL, _DEV_TCP, _HOST_PORT):
         found = pattern.search(target)
@@ -79,12 +87,13 @@ def is_loopback(host: str) -> bool:
     bare = host.strip("[]").lower()
     if bare in _LOOPBACK_NAMES or bare.endswith(".localhost"):
         return True
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address | None
     try:
         address = ipaddress.ip_address(bare)
     except ValueError:
         address = _inet_aton(bare)
-        if address is None:
-            return False
+    if address is None:
+        return False
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
     return address.is_loopback or address.is_unspecified

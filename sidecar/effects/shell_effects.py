@@ -531,7 +531,9 @@ def _redirect_effects(
             else ""
         )
         if host:
-            found.append(Effect(Action.CONNECT, host, program=command.program))
+            port = target.split("/")[4] if target.count("/") >= 4 else ""
+            reached = f"{host}:{port}" if port.isdigit() else host  # the port says whose
+            found.append(Effect(Action.CONNECT, reached, program=command.program))
             if ">" in operator:
                 found.append(Effect(Action.SEND, host, data=sources, program=command.program))
             continue

@@ -177,6 +177,11 @@ class ProgramSpec(_Strict):
         default=False,
         description="A first word without a dash is a bundle of short options (tar xzf, ps aux).",
     )
+    single_dash_words: bool = Field(
+        default=False,
+        description="Options are whole words after one dash, in any case, and may be shortened "
+        "to a unique prefix (PowerShell: -NoProfile, -nop, -Command, -comm); never letters.",
+    )
     runs_stdin: bool = Field(
         default=False, description="Runs its standard input as code when given no script."
     )

@@ -1,0 +1,98 @@
+"""The sidecar's own API and process, reached by any spelling, on the port it really uses."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from sidecar.effects.model import Action, Effect
+from sidecar.effects.own_endpoints import SIDECAR_API, OwnEndpoints, is_loopback
+from sidecar.inspection.model import ToolCall
+from sidecar.inspection.verdict import Mode, Verdict
+from sidecar.v1 import sidecar_pb2 as pb
+from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
+from tests.conftest import StartSidecar, engine_for_mode, shell
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["127.0.0.1", "127.1", "127.0.1", "2130706433", "0x7f000001", "0x7f.0.0.1", "017700000001",
+     "0177.0.0.1", "localhost", "LOCALHOST", "api.localhost", "::1", "[::1]", "::ffff:127.0.0.1",
+     "0.0.0.0", "0", "::", "127.255.255.254"],
+)  # fmt: skip
+def test_every_spelling_of_loopback_is_loopback(host: str) -> None:
+    assert is_loopback(host)
+
+
+@pytest.mark.parametrize(
+    "host", ["10.0.0.1", "128.0.0.1", "example.com", "localhost.example.com", "::2", "1.2.3.4.5"]
+)
+def test_other_hosts_are_not_loopback(host: str) -> None:
+    assert not is_loopback(host)
+
+
+def test_only_the_sidecars_ports_are_its_own() -> None:
+    own = OwnEndpoints([7443])
+    assert SIDECAR_API in own.mark(Effect(Action.CONNECT, "127.1:7443")).flags
+    assert SIDECAR_API not in own.mark(Effect(Action.CONNECT, "127.0.0.1:50051")).flags
+    assert SIDECAR_API not in own.mark(Effect(Action.CONNECT, "db.example.com:7443")).flags
+    own.add_ports([50052])
+    assert SIDECAR_API in own.mark(Effect(Action.CONNECT, "localhost:50052")).flags
+    assert SIDECAR_API in own.mark(Effect(Action.KILL, "$(lsof -t -i:50052)")).flags
+    assert SIDECAR_API not in own.mark(Effect(Action.KILL, "$(lsof -t -i:5005)")).flags
+
+
+def test_a_host_known_only_at_run_time_on_the_sidecars_port_counts_as_its_own() -> None:
+    own = OwnEndpoints([50051], hosts=["pod-abc"])
+    assert SIDECAR_API in own.mark(Effect(Action.CONNECT, "$HOSTNAME:50051")).flags
+    assert SIDECAR_API in own.mark(Effect(Action.CONNECT, "pod-abc:50051")).flags
+
+
+ATTEMPTS = [
+    "grpcurl -plaintext 127.1:50051 list",
+    "grpcurl -plaintext '[::1]:50051' sidecar.v1.PolicyService/RecordDecision",
+    "curl -s --http2-prior-knowledge http://2130706433:50051/",
+    "python3 -c \"import socket; s=socket.create_connection(('127.0.0.1', 50051)); s.sendall(b'PRI')\"",
+    "node -e \"require('net').connect(50051,'127.0.0.1',()=>{})\"",
+    "exec 3<>/dev/tcp/127.0.0.1/50051; printf 'x' >&3",
+    "kill -9 $(lsof -t -iTCP:50051 -sTCP:LISTEN)",
+    "fuser -k 50051/tcp",
+    "P=50051; grpcurl -plaintext localhost:$P list",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("line", ATTEMPTS)
+async def test_reaching_or_stopping_the_sidecar_is_denied(line: str) -> None:
+    engine = engine_for_mode(Mode.AUTO)
+    result = await engine.inspect("s", [ToolCall("1", "shell", {"command": line})])
+    assert result.verdicts[0].verdict is Verdict.DENY, line
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["grpcurl -plaintext localhost:9090 list", "curl -s http://127.0.0.1:8080/health",
+     "fuser -k 3000/tcp", "kill $(lsof -t -i:5173)"],
+)  # fmt: skip
+async def test_other_local_services_are_not_the_sidecar(line: str) -> None:
+    engine = engine_for_mode(Mode.AUTO)
+    result = await engine.inspect("s", [ToolCall("1", "shell", {"command": line})])
+    assert result.verdicts[0].verdict is not Verdict.DENY, line
+
+
+async def test_the_port_the_server_bound_is_protected(start_sidecar: StartSidecar) -> None:
+    # Listening on port 0 picks a port at start; that port, not just 50051, is the sidecar's.
+    sidecar = await start_sidecar()
+    port = sidecar.addresses[0].rpartition(":")[2]
+    assert port != "50051"
+    async with grpc.aio.insecure_channel(sidecar.addresses[0]) as channel:
+        stub = pb_grpc.PolicyServiceStub(channel)
+        calls = [
+            shell("own", f"grpcurl -plaintext 127.0.0.1:{port} list"),
+            shell("kill", f"fuser -k {port}/tcp"),
+            shell("other", "grpcurl -plaintext 127.0.0.1:1 list"),
+        ]
+        reply = await stub.Inspect(pb.InspectRequest(session_id="s", tool_calls=calls))
+    verdicts = {v.tool_call_id: v.verdict for v in reply.verdicts}
+    assert verdicts["own"] == pb.VERDICT_DENY
+    assert verdicts["kill"] == pb.VERDICT_DENY
+    assert verdicts["other"] != pb.VERDICT_DENY
