@@ -446,16 +446,17 @@ def _own_paths(settings: Settings) -> tuple[str, ...]:
 
 
 def _own_endpoints(settings: Settings) -> OwnEndpoints:
-    """The ports the API listens on (the default when all are picked at bind time) and this
-    machine's names: an agent that reaches them could answer its own prompts."""
-    ports = set()
+    """The ports the API listens on, always with the default one (policy examples are written
+    against it, and a sidecar there is the usual one), and this machine's names: an agent that
+    reaches them could answer its own prompts."""
+    ports = set(DEFAULT_PORTS)
     for address in settings.listen:
         if not address.startswith("unix:"):
             port = address.rpartition(":")[2]
             if port.isdigit() and int(port):
                 ports.add(int(port))
     hosts = {socket.gethostname()}
-    return OwnEndpoints(ports or DEFAULT_PORTS, hosts)
+    return OwnEndpoints(ports, hosts)
 
 
 def _bound(address: str, port: int) -> str:
