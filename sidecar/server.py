@@ -20,10 +20,8 @@ from prometheus_client import start_http_server
 
 from sidecar.config import Settings
 from sidecar.context.manager import ContextManager
-from sidecar.context.store import SqliteSessionStore
+from sidecar.context.store import SqlSessionStore
 from sidecar.engine import ActivePolicy, EngineParts, PolicyEngine
-from sidecar.inspection.egress import TaintTracker
-from sidecar.inspection.repetition import RepetitionTracker
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.observability.interceptors import MetricsInterceptor
 from sidecar.observability.metrics import Metrics
@@ -38,8 +36,12 @@ from sidecar.service.errors import EdgeGuard
 from sidecar.service.policy_service import PolicyService, SlotStatus, StatusReport
 from sidecar.shell.isolation import IsolatedAnalyser, IsolationSettings
 from sidecar.state.approvals import ApprovalStore
-from sidecar.state.session_facts import SessionFacts
-from sidecar.state.store import StateStore
+from sidecar.store.dsn import is_postgres
+from sidecar.store.errors import StateError, StoreUnavailable
+from sidecar.store.open import StoreHealth, open_store
+from sidecar.store.postgres import PostgresStore
+from sidecar.store.sqlite import SqliteStore
+from sidecar.store.states import SessionStates
 from sidecar.v1 import sidecar_pb2, sidecar_pb2_grpc
 
 log = logging.getLogger("sidecar.server")
@@ -50,7 +52,13 @@ OVERALL = ""  # the health service's name for the whole server
 # Health entry that reports the last reload: NOT_SERVING while a rejected policy
 # sits on disk (the last good one still serves, so the overall status stays SERVING).
 POLICY_RELOAD = "sidecar.policy"
-ALL_SERVICES = (OVERALL, POLICY_SERVICE, CONTEXT_SERVICE, POLICY_RELOAD)
+# Health entry of the state store: NOT_SERVING while it cannot be reached (at start the
+# whole server waits for it; while serving, Inspect fails closed and context calls answer
+# UNAVAILABLE, and the server log says why).
+STATE = "sidecar.state"
+ALL_SERVICES = (OVERALL, POLICY_SERVICE, CONTEXT_SERVICE, POLICY_RELOAD, STATE)
+SERVICES = (OVERALL, POLICY_SERVICE, CONTEXT_SERVICE, POLICY_RELOAD)
+PRUNE_EVERY_SECONDS = 60.0
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
@@ -81,7 +89,9 @@ class Sidecar:
     _server: grpc.aio.Server | None = None
     _health_server: grpc.aio.Server | None = None
     _health: health.aio.HealthServicer | None = None
-    _store: StateStore | None = None
+    store: SqliteStore | PostgresStore | None = None
+    store_health: StoreHealth | None = None
+    _shadow_store: SqliteStore | None = None
     _metrics_http: WSGIServer | None = None
     _decision_log: DecisionLog | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
@@ -101,13 +111,21 @@ class Sidecar:
                 "no approval credential is configured (approval_token_file): any client that "
                 "reaches this server, the agent included, can answer approval prompts"
             )
-        self._store = StateStore(settings.state)
+        store = self.store = open_store(
+            settings.state,
+            self.metrics,
+            settings.state_password_file,
+            settings.worker_count,
+            settings.state_pool_size,
+            settings.state_timeout_seconds,
+        )
         self._gate = DrainGate((POLICY_SERVICE, CONTEXT_SERVICE))
         self.approvals = ApprovalStore(
-            self._store,
+            store.database,
             question_ttl_seconds=settings.approval_question_ttl_seconds,
             once_ttl_seconds=settings.approval_once_ttl_seconds,
             max_questions=settings.approval_max_questions,
+            changed=store.changed,
         )
         secrets = SecretScanner()
         # Heavy batches run their local inspectors here, off the event loop. Two threads:
@@ -129,16 +147,14 @@ class Sidecar:
                 ).inc(),
             )
             await self.isolated.start()
-        facts = SessionFacts(self._store)
         parts = EngineParts(
             self.metrics,
-            self.approvals,
+            SessionStates(store, settings.approval_once_ttl_seconds),
             secrets,
-            RepetitionTracker(),
             own_paths=_own_paths(settings),
-            facts=facts,
             isolated=self.isolated,
             offload=self._offload,
+            state_unavailable=settings.state_unavailable,
         )
         self._decision_log = DecisionLog(settings.decision_log, secrets, self.metrics)
         self.engine = PolicyEngine(parts, self._decision_log)
@@ -157,21 +173,16 @@ class Sidecar:
             options=[
                 ("grpc.max_receive_message_length", settings.max_message_bytes),
                 ("grpc.max_send_message_length", settings.max_message_bytes),
-                ("grpc.so_reuseport", 0),
+                # Workers share the address (the kernel spreads connections over them).
+                ("grpc.so_reuseport", 1 if settings.worker_count > 1 else 0),
             ],
         )
         engine = self.engine
         self.context = ContextManager(
-            SqliteSessionStore(self._store, self.metrics),
+            SqlSessionStore(store.database, store.delete_sessions),
             lambda: engine.active.policy.context,
             self.metrics,
             cache_bytes=settings.context_cache_mib * 1024 * 1024,
-            forget=(
-                parts.repetition.forget,
-                parts.taint.forget,
-                facts.forget,
-                self.approvals.forget_session,
-            ),
         )
         self._health = health.aio.HealthServicer()
         await self._set_health(NOT_SERVING, *ALL_SERVICES)
@@ -225,12 +236,24 @@ class Sidecar:
             raise
         await self._install(active)
         await self._start_shadow(parts)
-        self._spawn(self.context.expire_idle_sessions())  # context.retention in the policy
         if settings.policy_watch_seconds > 0:
             for reloader in (self.reloader, self.shadow_reloader):
                 if reloader is not None:
                     self._spawn(reloader.watch(settings.policy_watch_seconds))
-        await self._set_health(SERVING, *ALL_SERVICES)
+        self.store_health = StoreHealth(
+            store.database, store.describe, self.metrics, self._state_health
+        )
+        try:
+            await store.open()
+        except StoreUnavailable as error:
+            # Keep answering health checks (NOT_SERVING, and why in the log); retry.
+            log.warning("state store %s cannot be reached yet: %s", store.describe, error)
+            self._spawn(self._open_store_later())
+        except StateError:
+            await self.stop(grace=0)
+            raise
+        else:
+            await self._store_opened()
         metrics = f"http://{self.metrics_address}/metrics" if self.metrics_address else "off"
         log.info(
             "serving on %s; metrics %s; health-only %s; policy revision %s, mode %s",
@@ -248,6 +271,57 @@ class Sidecar:
                 }
             },
         )
+
+    async def _open_store_later(self) -> None:
+        """Retry with backoff until the store opens; the server stays NOT_SERVING."""
+        assert self.store is not None
+        delay = 0.5
+        while True:
+            await asyncio.sleep(delay)
+            try:
+                await self.store.open()
+            except StoreUnavailable as error:
+                delay = min(delay * 2, 30.0)
+                log.warning(
+                    "state store %s cannot be reached yet: %s; next try in %.0fs",
+                    self.store.describe, error, delay,
+                )  # fmt: skip
+                continue
+            except StateError as error:
+                delay = 30.0
+                log.error("state store %s cannot be used: %s", self.store.describe, error)
+                continue
+            await self._store_opened()
+            return
+
+    async def _store_opened(self) -> None:
+        """The store answers: serve, expire idle sessions, prune what expired."""
+        assert self.store is not None and self.store_health is not None
+        assert self.context is not None
+        await self.store_health.opened()
+        self._spawn(self.context.expire_idle_sessions())  # context.retention in the policy
+        self._spawn(self._prune())
+        await self._set_health(SERVING, *SERVICES)
+        log.info("state store %s (%s) is open", self.store.describe, self.store.engine)
+
+    async def _state_health(self, up: bool) -> None:
+        if self._health is not None:
+            await self._set_health(SERVING if up else NOT_SERVING, STATE)
+
+    async def _prune(self) -> None:
+        """Expired questions and once answers, old repetition streaks: every minute."""
+        assert self.store is not None and self.approvals is not None
+        while True:
+            await asyncio.sleep(PRUNE_EVERY_SECONDS)
+            try:
+                await self.approvals.prune()
+                await self.store.prune()
+                if self._shadow_store is not None:
+                    await self._shadow_store.prune()
+            except StoreUnavailable:
+                pass  # reported by the store's health; tried again next time
+            except Exception:
+                log.exception("pruning the state store failed; will try again")
 
     async def _start_health_server(self, address: str) -> None:
         """grpc.health.v1 alone, in plaintext, for kubelet probes. The API itself may listen
@@ -272,14 +346,14 @@ class Sidecar:
             return
         # Own trackers and an unexported registry: the candidate must not change
         # what the active policy sees, nor mix into its per-inspector series.
+        # Its own in-memory store: its streaks, taint and flow facts come from the same
+        # calls; people's answers are not in it (an answered re-Inspect may disagree).
+        self._shadow_store = SqliteStore(":memory:")
         shadow_parts = EngineParts(
             Metrics(),
-            parts.grants,
+            SessionStates(self._shadow_store),
             parts.secrets,
-            RepetitionTracker(),
-            TaintTracker(),
             own_paths=parts.own_paths,
-            facts=parts.facts,  # recording a fact again is harmless (same row)
             isolated=parts.isolated,
             offload=parts.offload,
         )
@@ -382,9 +456,11 @@ class Sidecar:
             self._offload.shutdown(wait=False, cancel_futures=True)
         if self._decision_log is not None:
             self._decision_log.close()
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        if self.store_health is not None:
+            await self.store_health.close()
+        if self.store is not None:
+            await self.store.close()
+            self.store = None
 
     async def wait_for_termination(self) -> None:
         if self._server is not None:
@@ -423,7 +499,7 @@ def _own_paths(settings: Settings) -> tuple[str, ...]:
     paths += [str(Path(p).resolve()) for p in settings.shadow_policies]
     if settings.bundled_policies:
         paths.append(str(bundled_policy_dir().resolve()))
-    if settings.state != ":memory:":
+    if settings.state != ":memory:" and not is_postgres(settings.state):
         paths.append(str(Path(settings.state).resolve().parent))
     paths += [
         str(Path(a.removeprefix("unix:")).resolve())

@@ -12,16 +12,10 @@ import pytest
 
 from sidecar.config import Settings
 from sidecar.engine import EngineParts, PolicyEngine, compile_policy
-from sidecar.inspection.repetition import RepetitionTracker
 from sidecar.inspection.verdict import Mode
 from sidecar.observability.decision_log import DecisionLog
-from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import bundled_policy_dir, load_policy
-from sidecar.secrets import SecretScanner
 from sidecar.server import Sidecar
-from sidecar.state.approvals import ApprovalStore
-from sidecar.state.session_facts import SessionFacts
-from sidecar.state.store import StateStore
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
 
@@ -98,14 +92,7 @@ def tool(call_id: str, name: str, read_only: bool | None = None, **arguments: An
 
 def engine_for_mode(mode: Mode | None, *overrides: Path) -> PolicyEngine:
     """The bundled policy (plus override directories) compiled in-process, no server."""
-    store = StateStore(":memory:")
-    parts = EngineParts(
-        Metrics(),
-        ApprovalStore(store),
-        SecretScanner(),
-        RepetitionTracker(),
-        facts=SessionFacts(store),
-    )
+    parts = EngineParts.local()
     engine = PolicyEngine(parts, DecisionLog("off", parts.secrets))
     loaded = load_policy([bundled_policy_dir(), *overrides])
     engine.replace(compile_policy(loaded, parts, mode))

@@ -1,4 +1,5 @@
-"""SQLite state store (WAL, versioned migrations). One connection, used from one event loop."""
+"""The SQLite state file (WAL, versioned migrations): one connection per process, used from
+one event loop. `sidecar/store/sqlite.py` puts the store interface on top of it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,10 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+
+from sidecar.store.errors import StateError
+
+__all__ = ["MIGRATIONS", "SESSION_TABLES", "StateError", "StateStore"]
 
 # Append only: each entry moves the schema one version forward.
 MIGRATIONS: tuple[str, ...] = (
@@ -142,6 +147,23 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE answer_log ADD COLUMN arguments_digest TEXT NOT NULL DEFAULT '';
     CREATE INDEX answer_log_by_session ON answer_log (session_id);
     """,
+    # Shared state (issue 12): repetition streaks and session taint leave memory, so that
+    # every worker and replica counts and remembers the same.
+    """
+    CREATE TABLE streaks (
+        session_id TEXT PRIMARY KEY,
+        tool_name TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE INDEX streaks_by_age ON streaks (updated_at);
+    CREATE TABLE taints (
+        session_id TEXT PRIMARY KEY,
+        source TEXT NOT NULL,
+        tainted_at REAL NOT NULL
+    );
+    """,
 )
 
 # Every table that holds rows of a session, and the column naming the session.
@@ -155,12 +177,10 @@ SESSION_TABLES: tuple[tuple[str, str], ...] = (
     ("once_answers", "session_id"),
     ("answer_log", "session_id"),
     ("session_facts", "session_id"),
+    ("streaks", "session_id"),
+    ("taints", "session_id"),
     ("sessions", "id"),
 )
-
-
-class StateError(Exception):
-    """The state file cannot be used; the message names it."""
 
 
 log = logging.getLogger("sidecar.state")
@@ -206,12 +226,13 @@ def _weight(key: tuple[str, str, str]) -> int:
 class StateStore:
     """The state file: one connection, migrations, transactions.
 
-    One sidecar owns one state file (two sidecars sharing a file is not supported), so the
-    parts built on it (approvals, sessions, flow facts) may keep exact in-memory indexes of
-    what it holds.
+    One sidecar owns one state file: its workers (`--workers`) may share it (WAL, busy
+    timeouts; the store then keeps no copy of shared facts in memory), two sidecars may
+    not. `sidecar/store/sqlite.py` builds the store interface on it.
     """
 
     def __init__(self, path: str) -> None:
+        self.path = path
         try:
             self._open(path)
         except (OSError, sqlite3.Error) as error:
@@ -229,6 +250,14 @@ class StateStore:
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
         self._migrate()
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        return self._db
+
+    @property
+    def lock(self) -> threading.Lock:
+        return self._lock
 
     @property
     def schema_version(self) -> int:
