@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from sidecar.policy.loader import bundled_policy_dir, load_policy
 from sidecar.server import Sidecar
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
+from tests.postgres_server import PostgresServer
 
 StartSidecar = Callable[..., Awaitable[Sidecar]]
 
@@ -103,3 +106,29 @@ def write_policy(directory: Path, name: str, text: str) -> Path:
     path = directory / name
     path.write_text(text, encoding="utf-8")
     return path
+
+
+# -- PostgreSQL: a real server the tests start on loopback (tests/postgres_server.py) ------
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One server for the whole run (about a second to start); each test gets a database
+    of its own. No PostgreSQL here is a failure, not a skip: `make tools` installs it."""
+    server = PostgresServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+_databases = itertools.count()
+
+
+@pytest.fixture
+def postgres_dsn(postgres_server: PostgresServer) -> Iterator[str]:
+    """A new empty database, dropped after the test."""
+    name = f"test_{os.getpid()}_{next(_databases)}"
+    dsn = postgres_server.fresh_database(name)
+    yield dsn
+    postgres_server.psql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
