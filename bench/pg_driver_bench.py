@@ -126,7 +126,7 @@ async def main(rounds: int, repeat: int) -> None:
     try:
         async with await psycopg.AsyncConnection.connect(server.dsn, autocommit=True) as conn:
             await conn.execute(SETUP)
-        drivers = [Asyncpg(), Psycopg()]
+        drivers: list[Asyncpg | Psycopg] = [Asyncpg(), Psycopg()]
         for driver in drivers:
             await driver.open(server.dsn)
         results: dict[tuple[str, str, str], list[float]] = {}

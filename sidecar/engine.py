@@ -7,7 +7,7 @@ import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple, Protocol
 
 from sidecar.effects.adapters import ToolAdapters
@@ -330,13 +330,15 @@ class PolicyEngine:
         )  # fmt: skip
         tightened: list[CallVerdict] = []
         for verdict in verdicts:
-            if verdict.verdict >= strictest:
+            if verdict.verdict is Verdict.DENY:
                 tightened.append(verdict)
-                continue
-            tightened.append(
-                CallVerdict(
-                    verdict.call, strictest, message, finding.approval_prompt,
-                    [*verdict.findings, finding],
-                )
-            )  # fmt: skip
+            elif verdict.verdict >= strictest:  # said, though it changes nothing
+                tightened.append(replace(verdict, findings=[*verdict.findings, finding]))
+            else:
+                tightened.append(
+                    CallVerdict(
+                        verdict.call, strictest, message, finding.approval_prompt,
+                        [*verdict.findings, finding],
+                    )
+                )  # fmt: skip
         return tightened

@@ -51,7 +51,7 @@ def shell(call_id: str, command: str) -> pb.ToolCall:
     return pb.ToolCall(id=call_id, name="shell", arguments_json=json.dumps({"command": command}))
 
 
-def text(message_id: str, role: int, body: str) -> pb.Message:
+def text(message_id: str, role: pb.Role.ValueType, body: str) -> pb.Message:
     return pb.Message(id=message_id, role=role, parts=[pb.Part(text=pb.TextPart(text=body))])
 
 
@@ -188,7 +188,9 @@ async def test_parallel_appends_split_across_both_keep_every_pair_once_and_in_or
     replicas: list[Replica],
 ) -> None:
     a, b = replicas
-    await a.context.Append(pb.AppendRequest(session_id="p", messages=[text("u", 1, "go")]))
+    await a.context.Append(
+        pb.AppendRequest(session_id="p", messages=[text("u", pb.ROLE_USER, "go")])
+    )
     count = 60
     results = await asyncio.gather(
         *(

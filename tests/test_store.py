@@ -405,15 +405,13 @@ async def test_only_one_store_uses_up_a_once_answer(open_shared: OpenStore) -> N
     await approvals(one, clock, question_ttl_seconds=10**9).answer(
         "s", "d", "c1", "", "allow_once", Verdict.ALLOW, False
     )
-    settled = []
+    working = []
     for store in (one, two):
         states = SessionStates(store, clock=clock)
-        work = await states.begin("s")  # both snapshots show the waiting answer
-        settled.append(states)
-        settled.append(work)
+        working.append((states, await states.begin("s")))  # both see the waiting answer
     results = [
-        await states.settle_once(work, [_verdict(Verdict.REQUIRE_APPROVAL)])  # type: ignore[union-attr, arg-type]
-        for states, work in zip(settled[::2], settled[1::2], strict=True)
+        await states.settle_once(work, [_verdict(Verdict.REQUIRE_APPROVAL)])
+        for states, work in working
     ]
     verdicts = sorted(r[0].verdict for r in results)
     assert verdicts == [Verdict.ALLOW, Verdict.REQUIRE_APPROVAL]

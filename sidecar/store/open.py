@@ -124,6 +124,9 @@ class StoreHealth:
             while True:
                 await asyncio.sleep(delay)
                 try:
+                    # Connections opened before the loss are dead even if the server is
+                    # back: replace them all, then check that one answers.
+                    await self._database.reset()
                     await self._database.ping()
                 except StoreUnavailable as error:
                     self.reason = str(error)

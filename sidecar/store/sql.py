@@ -69,6 +69,10 @@ class Database(Protocol):
 
     async def ping(self) -> None: ...
 
+    async def reset(self) -> None:
+        """Replace every pooled connection (they may all have died with the server)."""
+        ...
+
 
 class Timing:
     """Per-operation duration and error series, looked up once per name. `on_unavailable`
@@ -220,6 +224,9 @@ class SqliteDatabase:
     async def ping(self) -> None:
         async with self.reading("ping") as db:
             await db.fetchrow("SELECT 1")
+
+    async def reset(self) -> None:
+        """One connection, reopened by nobody: nothing to replace."""
 
 
 # -- PostgreSQL ----------------------------------------------------------------------------
@@ -413,7 +420,9 @@ class PostgresDatabase:
             self.pool = await asyncpg.create_pool(
                 self.dsn,
                 password=self._password,
-                min_size=1,
+                # No floor: asyncpg would otherwise reconnect (and log a traceback) in the
+                # background while the server is gone; `open` migrates on a connection.
+                min_size=0,
                 max_size=self._pool_size,
                 timeout=self.timeout,  # connecting
                 command_timeout=self.timeout,  # every statement
@@ -437,6 +446,10 @@ class PostgresDatabase:
     async def ping(self) -> None:
         async with self.reading("ping") as db:
             await db.fetchrow("SELECT 1")
+
+    async def reset(self) -> None:
+        if self.pool is not None:
+            await self.pool.expire_connections()
 
     async def close(self) -> None:
         pool, self.pool = self.pool, None
