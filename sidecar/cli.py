@@ -291,6 +291,10 @@ def _serve(args: argparse.Namespace) -> int:
     configure_logging(settings.log_level, settings.log_format, secrets=SecretScanner())
     for warning in warnings:
         logging.getLogger("sidecar.config").warning("%s", warning)
+    if settings.worker_count > 1:
+        from sidecar.workers import run_supervisor
+
+        return asyncio.run(run_supervisor(settings))
     return asyncio.run(_run_server(settings))
 
 

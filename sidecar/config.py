@@ -203,6 +203,10 @@ class Settings(BaseModel):
             raise ValueError(
                 "workers > 1 need a state they can share: a SQLite file or postgresql://"
             )
+        if self.worker_count > 1 and all(a.startswith("unix:") for a in self.listen):
+            raise ValueError(
+                "workers > 1 need a TCP listen address (a Unix socket is served by one worker)"
+            )
         return self
 
     @property

@@ -92,6 +92,7 @@ class Sidecar:
     store: SqliteStore | PostgresStore | None = None
     store_health: StoreHealth | None = None
     _shadow_store: SqliteStore | None = None
+    _deferred: list[grpc.aio.Server] = field(default_factory=list)
     _metrics_http: WSGIServer | None = None
     _decision_log: DecisionLog | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
@@ -175,6 +176,10 @@ class Sidecar:
                 ("grpc.max_send_message_length", settings.max_message_bytes),
                 # Workers share the address (the kernel spreads connections over them).
                 ("grpc.so_reuseport", 1 if settings.worker_count > 1 else 0),
+                # A connection stays with the worker that took it; ageing connections
+                # out makes clients reconnect, and so spreads them again (after a
+                # worker restarts, say). Clients reconnect by themselves on GOAWAY.
+                *([("grpc.max_connection_age_ms", 60_000)] if settings.worker_count > 1 else []),
             ],
         )
         engine = self.engine
@@ -211,7 +216,13 @@ class Sidecar:
                     f"cannot listen on {address} (in use, or not permitted)"
                 ) from None
             self.addresses.append(_bound(address, port))
-        await server.start()
+        # One of several workers listens only once it can serve: the kernel hands
+        # connections to listening sockets alone, so its siblings take them meanwhile.
+        late = settings.worker_count > 1
+        if late:
+            self._deferred.append(server)
+        else:
+            await server.start()
         self._server = server
         if settings.metrics_listen != "off":
             host, _, port_text = settings.metrics_listen.rpartition(":")
@@ -299,6 +310,8 @@ class Sidecar:
         assert self.store is not None and self.store_health is not None
         assert self.context is not None
         await self.store_health.opened()
+        while self._deferred:
+            await self._deferred.pop(0).start()
         self._spawn(self.context.expire_idle_sessions())  # context.retention in the policy
         self._spawn(self._prune())
         await self._set_health(SERVING, *SERVICES)
@@ -328,7 +341,8 @@ class Sidecar:
         on loopback only (sidecar mode) or need TLS, and a kubelet gRPC probe can reach
         neither; this port answers health checks and nothing else."""
         assert self._health is not None
-        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        reuse = 1 if self.settings.worker_count > 1 else 0  # every worker answers probes
+        server = grpc.aio.server(options=[("grpc.so_reuseport", reuse)])
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         try:
             port = server.add_insecure_port(address)
@@ -337,7 +351,10 @@ class Sidecar:
             raise ListenError(
                 f"cannot serve health checks on {address} (in use, or not permitted)"
             ) from None
-        await server.start()
+        if self.settings.worker_count > 1:
+            self._deferred.append(server)
+        else:
+            await server.start()
         self._health_server = server
         self.health_address = _bound(address, port)
 

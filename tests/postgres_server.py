@@ -31,7 +31,10 @@ def _bin_dir() -> Path:
     return Path(found[-1])
 
 
-NSS_WRAPPER = "/usr/lib/x86_64-linux-gnu/libnss_wrapper.so"
+NSS_WRAPPERS = (
+    "/usr/lib/x86_64-linux-gnu/libnss_wrapper.so",
+    "/usr/lib/aarch64-linux-gnu/libnss_wrapper.so",
+)
 
 
 def free_port() -> int:
@@ -59,7 +62,8 @@ class PostgresServer:
                 self._wrap_nss()
 
     def _wrap_nss(self) -> None:
-        if not Path(NSS_WRAPPER).exists():
+        wrapper = next((w for w in NSS_WRAPPERS if Path(w).exists()), None)
+        if wrapper is None:
             raise PostgresUnavailable(
                 "/etc/passwd is private here and nss_wrapper is missing (make tools installs it)"
             )
@@ -70,7 +74,7 @@ class PostgresServer:
         for path in (passwd, group):
             path.chmod(0o644)
         self._env.update(
-            LD_PRELOAD=NSS_WRAPPER, NSS_WRAPPER_PASSWD=str(passwd), NSS_WRAPPER_GROUP=str(group)
+            LD_PRELOAD=wrapper, NSS_WRAPPER_PASSWD=str(passwd), NSS_WRAPPER_GROUP=str(group)
         )
 
     def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

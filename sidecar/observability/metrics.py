@@ -260,3 +260,29 @@ class Metrics:
     def set_shadow_revision(self, revision: str) -> None:
         self.shadow_info.clear()
         self.shadow_info.labels(revision=revision).set(1)
+
+
+class WorkerMetrics:
+    """The supervisor's own series when `--workers N` runs several server processes; the
+    workers' series are merged into the same exposition (sidecar/workers.py)."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+        self.workers = Gauge(
+            "sidecar_workers",
+            "Server processes (workers) by state: running, or expected (--workers).",
+            ["state"],
+            registry=registry,
+        )
+        self.restarts = Counter(
+            "sidecar_worker_restarts",
+            "Workers that exited unexpectedly and were started again.",
+            registry=registry,
+        )
+        self.scrape_failures = Counter(
+            "sidecar_worker_scrape_failures",
+            "Scrapes in which a worker's metrics could not be read (its series are missing "
+            "from that scrape).",
+            ["worker"],
+            registry=registry,
+        )

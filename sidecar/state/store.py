@@ -3,6 +3,7 @@ one event loop. `sidecar/store/sqlite.py` puts the store interface on top of it.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import sqlite3
@@ -219,6 +220,22 @@ def _private_file(path: Path) -> None:
             pass
 
 
+@contextmanager
+def _exclusive(path: str) -> Iterator[None]:
+    """Workers opening one file together migrate it one at a time: a lock on the file
+    (flock, apart from SQLite's own fcntl locks) held while the version is read and
+    moved on."""
+    if path == ":memory:":
+        yield
+        return
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock
+
+
 def _weight(key: tuple[str, str, str]) -> int:
     return 250 + len(key[1]) + len(key[2])  # the tuple, its strings' headers, the dict slot
 
@@ -264,7 +281,7 @@ class StateStore:
         return int(self._db.execute("PRAGMA user_version").fetchone()[0])
 
     def _migrate(self) -> None:
-        with self._lock:
+        with self._lock, _exclusive(self.path):
             current = self.schema_version
             if current > len(MIGRATIONS):
                 raise StateError(
