@@ -75,8 +75,9 @@ class Server:
     async def wait(self) -> None:
         """Until every worker listens: a worker listens once it can serve, and a
         connection stays with the worker that took it."""
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and self._listeners() < self.workers:
+        for _ in range(600):
+            if self._listeners() >= self.workers:
+                break
             await asyncio.sleep(0.1)
         while time.monotonic() < deadline:
             try:
