@@ -79,6 +79,7 @@ class Server:
             if self._listeners() >= self.workers:
                 break
             await asyncio.sleep(0.1)
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
                 async with grpc.aio.insecure_channel(self.target) as channel:
