@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import signal
 import sys
 import time
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,7 +94,7 @@ class Sidecar:
     store: SqliteStore | PostgresStore | None = None
     store_health: StoreHealth | None = None
     _shadow_store: SqliteStore | None = None
-    _deferred: list[grpc.aio.Server] = field(default_factory=list)
+    _deferred: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _metrics_http: WSGIServer | None = None
     _decision_log: DecisionLog | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
@@ -203,27 +205,14 @@ class Sidecar:
         reflection.enable_server_reflection(
             (POLICY_SERVICE, CONTEXT_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server
         )
-        credentials = self._credentials()
-        for address in settings.listen:
-            try:
-                if address.startswith("unix:") or credentials is None:
-                    port = server.add_insecure_port(address)
-                else:
-                    port = server.add_secure_port(address, credentials)
-            except RuntimeError:
-                await self.stop(grace=0)
-                raise ListenError(
-                    f"cannot listen on {address} (in use, or not permitted)"
-                ) from None
-            self.addresses.append(_bound(address, port))
-        # One of several workers listens only once it can serve: the kernel hands
-        # connections to listening sockets alone, so its siblings take them meanwhile.
-        late = settings.worker_count > 1
-        if late:
-            self._deferred.append(server)
-        else:
-            await server.start()
         self._server = server
+        # One of several workers binds its addresses only once it can serve (grpc listens
+        # as it binds): the kernel hands connections to listening sockets alone, so its
+        # siblings take them meanwhile.
+        if settings.worker_count > 1:
+            self._deferred.append(self._listen)
+        else:
+            await self._listen()
         if settings.metrics_listen != "off":
             host, _, port_text = settings.metrics_listen.rpartition(":")
             try:
@@ -238,7 +227,10 @@ class Sidecar:
             self.metrics_port = self._metrics_http.server_port
             self.metrics_address = f"{host}:{self.metrics_port}"
         if settings.health_listen != "off":
-            await self._start_health_server(settings.health_listen)
+            if settings.worker_count > 1:
+                self._deferred.append(lambda: self._start_health_server(settings.health_listen))
+            else:
+                await self._start_health_server(settings.health_listen)
         try:
             # Off the event loop: health and other RPCs keep answering meanwhile.
             active = await asyncio.to_thread(self.reloader.compile)
@@ -283,6 +275,25 @@ class Sidecar:
             },
         )
 
+    async def _listen(self) -> None:
+        assert self._server is not None
+        server = self._server
+        credentials = self._credentials()
+        for address in self.settings.listen:
+            try:
+                if address.startswith("unix:") or credentials is None:
+                    port = server.add_insecure_port(address)
+                else:
+                    port = server.add_secure_port(address, credentials)
+            except RuntimeError:
+                self._server = None  # never started: nothing to stop
+                await self.stop(grace=0)
+                raise ListenError(
+                    f"cannot listen on {address} (in use, or not permitted)"
+                ) from None
+            self.addresses.append(_bound(address, port))
+        await server.start()
+
     async def _open_store_later(self) -> None:
         """Retry with backoff until the store opens; the server stays NOT_SERVING."""
         assert self.store is not None
@@ -302,7 +313,12 @@ class Sidecar:
                 delay = 30.0
                 log.error("state store %s cannot be used: %s", self.store.describe, error)
                 continue
-            await self._store_opened()
+            try:
+                await self._store_opened()
+            except ListenError as error:
+                # A worker that cannot bind stops; its supervisor starts it again.
+                log.error("%s", error)
+                os.kill(os.getpid(), signal.SIGTERM)
             return
 
     async def _store_opened(self) -> None:
@@ -311,7 +327,7 @@ class Sidecar:
         assert self.context is not None
         await self.store_health.opened()
         while self._deferred:
-            await self._deferred.pop(0).start()
+            await self._deferred.pop(0)()
         self._spawn(self.context.expire_idle_sessions())  # context.retention in the policy
         self._spawn(self._prune())
         await self._set_health(SERVING, *SERVICES)
@@ -351,10 +367,7 @@ class Sidecar:
             raise ListenError(
                 f"cannot serve health checks on {address} (in use, or not permitted)"
             ) from None
-        if self.settings.worker_count > 1:
-            self._deferred.append(server)
-        else:
-            await server.start()
+        await server.start()
         self._health_server = server
         self.health_address = _bound(address, port)
 
