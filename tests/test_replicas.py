@@ -154,6 +154,14 @@ async def test_the_replicas_agree_on_sessions_and_compact_at_most_once(
     assert [m.id for m in (await a.context.Project(pb.ProjectRequest(session_id="s"))).messages] == [
         "u1", "a1", "t1", "a2", "t2",
     ]  # fmt: skip
+    # A call made through one replica, its result through the other (which held the
+    # session from before the call).
+    call, result = pair(3)
+    await a.context.Append(pb.AppendRequest(session_id="s", messages=[call]))
+    await b.context.Append(pb.AppendRequest(session_id="s", messages=[result]))
+    assert [m.id for m in (await a.context.Project(pb.ProjectRequest(session_id="s"))).messages][
+        -2:
+    ] == ["a3", "t3"]
     # A duplicate id is refused whichever replica holds the first.
     with pytest.raises(grpc.aio.AioRpcError) as duplicate:
         await a.context.Append(pb.AppendRequest(session_id="s", messages=pair(2)))

@@ -305,6 +305,8 @@ class ContextManager:
         provider_managed: bool = False,
     ) -> int:
         for attempt in range(CONFLICT_ATTEMPTS):
+            # Validated even though the commit checks the version too: a stale session
+            # could refuse good input (a result for a call made through another replica).
             session = await self._acquire(session_id, bool(messages), provider_managed)
             try:
                 saved = session.save()

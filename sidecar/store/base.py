@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sidecar.state.approvals import OnceAnswer
 from sidecar.state.store import SESSION_TABLES
 from sidecar.store.model import Snapshot, StoredStreak, Writes
-from sidecar.store.sql import Database, Executor
+from sidecar.store.sql import Block, Database, Executor
 
 # A repetition streak is about calls in a row; one idle this long is forgotten.
 STREAK_TTL_SECONDS = 86_400.0
@@ -50,13 +50,19 @@ class SqlStateStore:
     database: Database
 
     async def take_once(self, session_id: str, answers: Sequence[OnceAnswer]) -> list[bool]:
+        return await self.take_once_in(self.database.transaction, session_id, answers)
+
+    async def take_once_in(
+        self, block: Callable[[str], Block], session_id: str, answers: Sequence[OnceAnswer]
+    ) -> list[bool]:
+        """One DELETE ... RETURNING: only one replica gets each answer."""
         if not answers:
             return []
         pairs = ", ".join("(?, ?)" for _ in answers)
         args: list[object] = [session_id]
         for answer in answers:
             args += (answer.decision_id, answer.tool_call_id)
-        async with self.database.transaction("take_once") as db:
+        async with block("take_once") as db:
             rows = await db.fetch(
                 "DELETE FROM once_answers WHERE session_id = ? AND "  # noqa: S608 (placeholders)
                 f"(decision_id, tool_call_id) IN ({pairs}) RETURNING decision_id, tool_call_id",

@@ -173,11 +173,15 @@ class PostgresStore(SqlStateStore):
                 ]
             )
             args += (session_id, writes.decision_id, now, questions)
-        async with self.database.transaction("save_session") as db:
+        # One statement is atomic by itself: no BEGIN and COMMIT round trips around it.
+        async with self.database.reading("save_session") as db:
             await db.execute(statement, args)
 
     async def delete_sessions(self, session_ids: Sequence[str]) -> dict[str, dict[str, int]]:
         return await self.delete_rows(session_ids)
+
+    async def take_once(self, session_id: str, answers: Sequence[OnceAnswer]) -> list[bool]:
+        return await self.take_once_in(self.database.reading, session_id, answers)
 
     async def prune(self) -> int:
         return len(await self.prune_streaks())
