@@ -61,6 +61,7 @@ STATE = "sidecar.state"
 ALL_SERVICES = (OVERALL, POLICY_SERVICE, CONTEXT_SERVICE, POLICY_RELOAD, STATE)
 SERVICES = (OVERALL, POLICY_SERVICE, CONTEXT_SERVICE, POLICY_RELOAD)
 PRUNE_EVERY_SECONDS = 60.0
+FLUSH_EVERY_SECONDS = 1.0
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
@@ -330,12 +331,25 @@ class Sidecar:
             await self._deferred.pop(0)()
         self._spawn(self.context.expire_idle_sessions())  # context.retention in the policy
         self._spawn(self._prune())
+        self._spawn(self._flush())
         await self._set_health(SERVING, *SERVICES)
         log.info("state store %s (%s) is open", self.store.describe, self.store.engine)
 
     async def _state_health(self, up: bool) -> None:
         if self._health is not None:
             await self._set_health(SERVING if up else NOT_SERVING, STATE)
+
+    async def _flush(self) -> None:
+        """What the SQLite store's copy holds ahead of its file, every second."""
+        assert self.store is not None
+        while True:
+            await asyncio.sleep(FLUSH_EVERY_SECONDS)
+            try:
+                await self.store.flush()
+            except StoreUnavailable:
+                pass  # reported by the store's health; tried again next time
+            except Exception:
+                log.exception("writing streaks to the state store failed; will try again")
 
     async def _prune(self) -> None:
         """Expired questions and once answers, old repetition streaks: every minute."""

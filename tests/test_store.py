@@ -23,6 +23,7 @@ from sidecar.context.messages import ToolCall as ContextCall
 from sidecar.context.store import Change, SqlSessionStore
 from sidecar.inspection.answers import arguments_digest
 from sidecar.inspection.model import CallVerdict, ToolCall
+from sidecar.inspection.repetition import Streak
 from sidecar.inspection.verdict import Verdict
 from sidecar.state.approvals import AnswerRefused, ApprovalStore, Question, Refusal
 from sidecar.state.session_facts import MAX_DETAIL, Fact
@@ -280,7 +281,7 @@ async def test_a_snapshot_holds_what_inspects_wrote(open_store: OpenStore) -> No
     await store.save_session(
         "s",
         Writes(
-            streak=StreakWrite("shell", "ab" * 32, 3, continued=False, delta=3),
+            streak=StreakWrite(Streak.stored("shell", "ab" * 32, 3), 3, continued=False, delta=3),
             taint="~/.ssh/id_rsa",
             facts=[Fact("file", "/tmp/x", "network"), Fact("cwd", "last", "", "/w\x00x")],
         ),
@@ -288,7 +289,7 @@ async def test_a_snapshot_holds_what_inspects_wrote(open_store: OpenStore) -> No
     await store.save_session(
         "s",
         Writes(
-            streak=StreakWrite("shell", "ab" * 32, 5, continued=True, delta=2),
+            streak=StreakWrite(Streak.stored("shell", "ab" * 32, 5), 5, continued=True, delta=2),
             taint="~/.aws/credentials",  # the first taint stays
             facts=[Fact("file", "/tmp/x", "decoded", "echo hi")],  # a fact is replaced
         ),
@@ -480,7 +481,7 @@ async def test_deleting_a_session_removes_every_row_of_it(open_store: OpenStore)
         await store.save_session(
             session,
             Writes(
-                streak=StreakWrite("t", "00", 1, False, 1),
+                streak=StreakWrite(Streak.stored("t", "00", 1), 1, False, 1),
                 taint="x",
                 facts=[Fact("file", "/a", "")],
             ),

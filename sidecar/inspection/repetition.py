@@ -48,10 +48,13 @@ class Streak:
         return cls(name, None, bytes.fromhex(digest_hex), count, 300 + len(name))
 
     def digest_hex(self) -> str:
-        """What identifies the repeated call in the store (computed once, at the write)."""
-        if self.arguments is None:
-            return self.digest.hex()
-        return _digest(ToolCall("", self.name, self.arguments)).hex()
+        """What identifies the repeated call in the store (computed once, then kept)."""
+        if not self.digest:
+            self.digest = _digest(ToolCall("", self.name, self.arguments or {}))
+        return self.digest.hex()
+
+    def copy(self, count: int) -> Streak:
+        return Streak(self.name, self.arguments, self.digest, count, self.weight)
 
     def continues_with(self, call: ToolCall) -> bool:
         if call.name != self.name:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sidecar.inspection.repetition import Streak
 from sidecar.inspection.verdict import Verdict
 from sidecar.state.approvals import OnceAnswer, Question
 from sidecar.state.session_facts import Fact
@@ -19,8 +20,11 @@ class StoredStreak:
     """The last call and how many identical ones came in a row."""
 
     tool: str
-    digest: str  # hex digest of the canonical arguments
+    digest: str  # hex digest of the canonical arguments ("" when only `live` has it)
     count: int
+    # The streak as an Inspect in this process left it (the SQLite store's copy): the next
+    # Inspect compares with its arguments, without a digest.
+    live: Streak | None = field(default=None, compare=False)
 
 
 @dataclass(slots=True)
@@ -54,11 +58,19 @@ class StreakWrite:
     call) by `delta` calls, so a store that saw another writer's calls adds the delta
     to what it holds instead of overwriting it."""
 
-    tool: str
-    digest: str
+    streak: Streak
     count: int
     continued: bool
     delta: int
+
+    @property
+    def tool(self) -> str:
+        return self.streak.name
+
+    @property
+    def digest(self) -> str:
+        """Computed when a store writes it (the SQLite store's copy does not need it)."""
+        return self.streak.digest_hex()
 
 
 @dataclass(slots=True)

@@ -116,6 +116,9 @@ class PostgresStore(SqlStateStore):
     def changed(self, session_id: str) -> None:
         """Nothing is kept in memory to drop."""
 
+    async def flush(self) -> None:
+        """Every write is made when it is asked for."""
+
     async def load_session(self, session_id: str) -> Snapshot:
         async with self.database.reading("load_session") as db:
             row = await db.fetchrow(_SNAPSHOT, (session_id,) * 5)

@@ -5,6 +5,12 @@ which sessions have anything stored (a session with nothing stored costs no quer
 the snapshots of recent sessions (bounded in bytes). Every write goes to the file first
 and then to the copy, so the copy is never ahead of the file.
 
+One more thing only this mode does: an Inspect that records nothing but its repetition
+streak (most of them) does not wait for the file. The copy has the streak at once; the
+file gets it within a second (`flush`, which the server calls every second, and before
+anything else is written, deleted or pruned). A kill -9 may lose the last second of
+streak counts, nothing else.
+
 With several workers (`--workers N` on one file) the copy is off: every Inspect reads
 the file (a few small queries), WAL lets readers and the writer work together, and the
 busy timeout makes a writer wait its turn.
@@ -19,10 +25,11 @@ from collections.abc import Sequence
 from sidecar.observability.metrics import Metrics
 from sidecar.state.approvals import OnceAnswer
 from sidecar.state.store import StateStore
-from sidecar.store.base import SqlStateStore, load_rows, save_rows
-from sidecar.store.model import Snapshot, StoredStreak, Writes
+from sidecar.store.base import STREAK_UPSERT, SqlStateStore, load_rows, save_rows
+from sidecar.store.model import Snapshot, StoredStreak, StreakWrite, Writes
 from sidecar.store.sql import SqliteDatabase
 
+FLUSH_AT = 1024  # streaks waiting for the file; past it they are written at once
 CACHE_SESSIONS = 100_000
 CACHE_BYTES = 64 * 1024 * 1024
 _STATE_TABLES = ("standing_answers", "once_answers", "streaks", "taints", "session_facts")
@@ -41,6 +48,8 @@ class SqliteStore(SqlStateStore):
         self._cache: OrderedDict[str, Snapshot] = OrderedDict()
         self._weights: dict[str, int] = {}
         self._cache_bytes = 0
+        # Streaks the copy has and the file does not yet (one server process only).
+        self._unwritten: dict[str, tuple[StreakWrite, float]] = {}
         # Sessions that may have Inspect state (a superset); None when not kept (shared).
         self._with_state: set[str] | None = None
         if not shared:
@@ -56,7 +65,27 @@ class SqliteStore(SqlStateStore):
         """Nothing to wait for: the file was opened by the constructor."""
 
     async def close(self) -> None:
+        await self.flush()
         self.file.close()
+
+    async def flush(self) -> None:
+        """Write the streaks only the copy has yet, in one transaction."""
+        if not self._unwritten:
+            return
+        pending, self._unwritten = self._unwritten, {}
+        try:
+            async with self.database.transaction("flush_streaks") as db:
+                await db.executemany(
+                    STREAK_UPSERT,
+                    [
+                        (session, s.tool, s.digest, s.count, at, False, 0)
+                        for session, (s, at) in pending.items()
+                    ],
+                )
+        except BaseException:
+            for session, unwritten in pending.items():  # kept for the next try
+                self._unwritten.setdefault(session, unwritten)
+            raise
 
     # -- Inspect -------------------------------------------------------------------------
 
@@ -73,28 +102,47 @@ class SqliteStore(SqlStateStore):
             return Snapshot()  # nothing stored: no query
         async with self.database.reading("load_session") as db:
             snapshot = await load_rows(db, session_id)
+        unwritten = self._unwritten.get(session_id)
+        if unwritten is not None:  # newer than the file's
+            s = unwritten[0]
+            snapshot.streak = StoredStreak(s.tool, s.digest, s.count)
         self._remember(session_id, snapshot)
         return snapshot
 
     async def save_session(self, session_id: str, writes: Writes) -> None:
         now = time.time()
-        async with self.database.transaction("save_session") as db:
-            await save_rows(db, session_id, writes, now)
-        if self._with_state is None or not (writes.streak or writes.taint or writes.facts):
+        only_streak = not (writes.taint or writes.facts or writes.questions)
+        index = self._with_state
+        if index is not None and only_streak and writes.streak is not None:
+            # One process owns the file: the copy answers, the file follows (module doc).
+            self._unwritten[session_id] = (writes.streak, now)
+            if len(self._unwritten) >= FLUSH_AT:
+                await self.flush()
+        else:
+            self._unwritten.pop(session_id, None)  # what is written now is newer
+            async with self.database.transaction("save_session") as db:
+                await save_rows(db, session_id, writes, now)
+        if index is None or not (writes.streak or writes.taint or writes.facts):
             return
-        self._with_state.add(session_id)
         cached = self._cache.get(session_id)
+        if cached is None and session_id not in index:
+            # Nothing was stored before: these writes are all there is (RecordDecision
+            # would have put the session in the index first).
+            cached = Snapshot()
+            only_streak = False
+        index.add(session_id)
         if cached is None:
             return
         # The file has it; the copy follows (new objects: readers may hold the old ones).
         if writes.streak is not None:
             s = writes.streak
-            cached.streak = StoredStreak(s.tool, s.digest, s.count)
+            cached.streak = StoredStreak(s.tool, "", s.count, live=s.streak)
         if writes.taint is not None and cached.taint is None:
             cached.taint = writes.taint
         if writes.facts:
             cached.facts = {**cached.facts, **{(f.kind, f.key): f for f in writes.facts}}
-        self._remember(session_id, cached)
+        if not only_streak:
+            self._remember(session_id, cached)  # measured again: it grew
 
     def once_taken(self, session_id: str, answers: Sequence[OnceAnswer]) -> None:
         cached = self._cache.get(session_id)
@@ -136,6 +184,8 @@ class SqliteStore(SqlStateStore):
     async def delete_sessions(self, session_ids: Sequence[str]) -> dict[str, dict[str, int]]:
         """Rows removed per session and table; then the WAL is checkpointed and truncated,
         so no copy of the deleted pages stays in it."""
+        for session_id in session_ids:
+            self._unwritten.pop(session_id, None)
         removed = await self.delete_rows(session_ids)
         for session_id in session_ids:
             self._forget_cached(session_id)
@@ -146,6 +196,7 @@ class SqliteStore(SqlStateStore):
         return removed
 
     async def prune(self) -> int:
+        await self.flush()
         pruned = await self.prune_streaks()
         for session_id in pruned:
             cached = self._cache.get(session_id)

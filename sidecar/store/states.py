@@ -76,11 +76,14 @@ class SessionWork:
         self.standing = snapshot.standing
         self.once = {key: list(answers) for key, answers in snapshot.once.items()}
         stored_streak = snapshot.streak
-        self.streak = (
-            Streak.stored(stored_streak.tool, stored_streak.digest, stored_streak.count)
-            if stored_streak is not None
-            else None
-        )
+        self.streak: Streak | None = None
+        if stored_streak is not None:
+            live = stored_streak.live
+            self.streak = (
+                live.copy(stored_streak.count)
+                if live is not None
+                else Streak.stored(stored_streak.tool, stored_streak.digest, stored_streak.count)
+            )
         self._base_count = stored_streak.count if stored_streak is not None else 0
         self._reset = False
         self._dirty = False
@@ -142,8 +145,7 @@ class SessionWork:
         streak = self.streak
         if self._dirty and streak is not None:
             writes.streak = StreakWrite(
-                streak.name,
-                streak.digest_hex(),
+                streak.copy(streak.count),
                 streak.count,
                 continued=not self._reset,
                 delta=streak.count - self._base_count,
