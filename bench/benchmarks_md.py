@@ -16,7 +16,7 @@ from pathlib import Path
 
 import grpc
 
-from bench import fuzz, hostile_bench, rpc_bench, soak
+from bench import fuzz, hostile_bench, rpc_bench, soak, store_bench, workers_bench
 from bench.local_sidecar import local_sidecar
 
 
@@ -39,6 +39,8 @@ def _host() -> str:
 async def _run(args: argparse.Namespace) -> str:
     started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     rpc = await rpc_bench.run()
+    stores = await store_bench.run()
+    workers = await workers_bench.main(seconds=8.0, rounds=3, state="")
     hostile = await hostile_bench.run()
     fuzzed = await _fuzz(args.fuzz_cases)
     soaks = [
@@ -61,6 +63,26 @@ async def _run(args: argparse.Namespace) -> str:
             "Latency ratios above 1 and throughput ratios below 1 are what the sidecar adds.",
             "",
             rpc_bench.table(rpc),
+            "",
+            "## The shared store: PostgreSQL against SQLite",
+            "",
+            "Two `sidecar serve` processes side by side (bench/store_bench.py), one on a SQLite",
+            "file and one on a PostgreSQL server started on loopback, alternating in short",
+            "rounds. Append carries one call and its result; Project returns a 100-message",
+            'session; Inspect is of a tool the person answered "always allow" in mode approve.',
+            "PostgreSQL pays round trips: two per Inspect (the snapshot, the write), about",
+            "six per Append (the version check, duplicate ids, the transaction).",
+            "",
+            store_bench.table(stores),
+            "",
+            "## More than one core: `--workers 2` against `--workers 1`",
+            "",
+            "bench/workers_bench.py: Inspect of 10 shell calls never seen before, at",
+            "concurrency 32 over 16 connections, against `sidecar serve --workers N` on a",
+            "SQLite file, alternating rounds. The client shares the two cores.",
+            "",
+            f"| workers | throughput |\n|---|---|\n| 1 | {workers['one']:.0f}/s |\n"
+            f"| 2 | {workers['two']:.0f}/s ({workers['ratio']:.2f}x) |",
             "",
             "## Hostile shapes, with a health check running beside each",
             "",

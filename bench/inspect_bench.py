@@ -29,15 +29,10 @@ from tree_sitter import Language, Parser
 from bench.local_sidecar import local_sidecar
 from sidecar.engine import EngineParts, PolicyEngine, compile_policy
 from sidecar.inspection.model import ToolCall
-from sidecar.inspection.repetition import RepetitionTracker
 from sidecar.observability.decision_log import DecisionLog
-from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import bundled_policy_dir, load_policy
-from sidecar.secrets import SecretScanner
 from sidecar.shell.limits import StructuralLimits
 from sidecar.shell.walk import _analyse_default
-from sidecar.state.approvals import ApprovalStore
-from sidecar.state.store import StateStore
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
 
@@ -83,9 +78,7 @@ async def timed(run: Callable[[], Awaitable[object]], rounds: int) -> list[float
 
 
 def fresh_engine() -> PolicyEngine:
-    parts = EngineParts(
-        Metrics(), ApprovalStore(StateStore(":memory:")), SecretScanner(), RepetitionTracker()
-    )
+    parts = EngineParts.local()
     engine = PolicyEngine(parts, DecisionLog("off", parts.secrets))
     engine.replace(compile_policy(load_policy([bundled_policy_dir()]), parts, None))
     return engine

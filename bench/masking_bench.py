@@ -22,13 +22,9 @@ from collections.abc import Callable, Iterator
 
 from sidecar.engine import EngineParts, PolicyEngine, compile_policy
 from sidecar.inspection.model import ToolCall
-from sidecar.inspection.repetition import RepetitionTracker
 from sidecar.observability.decision_log import DecisionLog
-from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import bundled_policy_dir, load_policy
 from sidecar.secrets import SecretScanner
-from sidecar.state.approvals import ApprovalStore
-from sidecar.state.store import StateStore
 
 SOURCE = "\n".join(
     f"def handler_{i}(request):\n    return respond(request, {i})" for i in range(40)
@@ -56,9 +52,7 @@ class NoMasking(SecretScanner):
 
 
 def engine(scanner: SecretScanner) -> PolicyEngine:
-    parts = EngineParts(
-        Metrics(), ApprovalStore(StateStore(":memory:")), scanner, RepetitionTracker()
-    )
+    parts = EngineParts.local(secrets=scanner)
     built = PolicyEngine(parts, DecisionLog(os.devnull, scanner))
     built.replace(compile_policy(load_policy([bundled_policy_dir()]), parts, None))
     return built

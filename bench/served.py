@@ -16,9 +16,11 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 
 class Served:
-    def __init__(self, directory: Path, *args: str, state: Path | None = None) -> None:
+    def __init__(self, directory: Path, *args: str, state: Path | str | None = None) -> None:
+        """`state`: a SQLite file (default: in `directory`) or a postgresql:// DSN."""
         self.directory = directory
         self.socket = directory / "sidecar.sock"
+        directory.mkdir(parents=True, exist_ok=True)
         self.target = f"unix:{self.socket}"
         self.state = state or directory / "state.db"
         self.log = directory / "server.log"

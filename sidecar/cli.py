@@ -18,18 +18,15 @@ from sidecar import __version__
 from sidecar.config import ConfigError, Settings, load_settings
 from sidecar.engine import EngineParts, PolicyEngine, compile_policy
 from sidecar.inspection.model import CallVerdict, ToolCall
-from sidecar.inspection.repetition import RepetitionTracker
 from sidecar.inspection.verdict import Verdict
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.observability.logs import configure_logging
-from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import PolicyError, bundled_policy_dir, load_policy
 from sidecar.policy.schema import policy_json_schema
 from sidecar.policy.testing import load_suites, run_suites, suite_files
 from sidecar.secrets import SecretScanner
 from sidecar.server import ListenError, Sidecar, policy_directories, serve_until_signalled
-from sidecar.state.approvals import ApprovalStore
-from sidecar.state.store import StateError, StateStore
+from sidecar.store.errors import StateError
 
 MODES = ("auto", "smart_approve", "approve", "chat")
 SHELL_TOOL = "shell"  # the bundled policy's shell tool name
@@ -87,7 +84,38 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="candidate policy directory judged beside the active one (shadow mode); repeatable",
     )
-    serve.add_argument("--state", metavar="PATH", help="SQLite state file, or ':memory:'")
+    serve.add_argument(
+        "--state",
+        metavar="PATH|DSN",
+        help="SQLite state file, ':memory:', or postgresql://USER@HOST:PORT/DBNAME shared by "
+        "replicas and workers (also SIDECAR_STATE)",
+    )
+    serve.add_argument(
+        "--state-password-file",
+        type=Path,
+        metavar="FILE",
+        help="password of a postgresql:// state, read from a file",
+    )
+    serve.add_argument(
+        "--state-pool-size", type=int, metavar="N", help="PostgreSQL connections per process"
+    )
+    serve.add_argument(
+        "--state-timeout-seconds",
+        type=float,
+        metavar="S",
+        help="longest wait for a PostgreSQL connection or statement (default 5)",
+    )
+    serve.add_argument(
+        "--state-unavailable",
+        choices=("require_approval", "deny", "unavailable"),
+        help="Inspect while the store is lost: calls that would be allowed need approval "
+        "(default), are denied, or Inspect answers UNAVAILABLE",
+    )
+    serve.add_argument(
+        "--workers",
+        metavar="N|auto",
+        help="server processes sharing the address (SO_REUSEPORT); auto: one per core (default 1)",
+    )
     serve.add_argument("--mode", choices=MODES, help="permission mode; overrides the policy")
     serve.add_argument("--tls-cert", type=Path, metavar="FILE", help="server certificate (PEM)")
     serve.add_argument("--tls-key", type=Path, metavar="FILE", help="server private key (PEM)")
@@ -279,6 +307,11 @@ def _serve(args: argparse.Namespace) -> int:
         "analysis_budget_ms": args.analysis_budget_ms,
         "analysis_memory_mb": args.analysis_memory_mb,
         "context_cache_mib": args.context_cache_mib,
+        "state_password_file": args.state_password_file,
+        "state_pool_size": args.state_pool_size,
+        "state_timeout_seconds": args.state_timeout_seconds,
+        "state_unavailable": args.state_unavailable,
+        "workers": args.workers,
     }
     warnings: list[str] = []
     settings = load_settings(flags, config_file=args.config, warnings=warnings)
@@ -286,6 +319,10 @@ def _serve(args: argparse.Namespace) -> int:
     configure_logging(settings.log_level, settings.log_format, secrets=SecretScanner())
     for warning in warnings:
         logging.getLogger("sidecar.config").warning("%s", warning)
+    if settings.worker_count > 1:
+        from sidecar.workers import run_supervisor
+
+        return asyncio.run(run_supervisor(settings))
     return asyncio.run(_run_server(settings))
 
 
@@ -332,9 +369,7 @@ async def _test(args: argparse.Namespace) -> int:
 
 
 def _local_parts() -> EngineParts:
-    return EngineParts(
-        Metrics(), ApprovalStore(StateStore(":memory:")), SecretScanner(), RepetitionTracker()
-    )
+    return EngineParts.local()
 
 
 async def _inspect(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:

@@ -49,7 +49,11 @@ class Settings(BaseModel):
     shadow_policies: tuple[Path, ...] = Field(
         default=(), description="Candidate policy directories, judged beside the active ones."
     )
-    state: str = Field(default=".sidecar/state.db", description="SQLite file, or ':memory:'.")
+    state: str = Field(
+        default=".sidecar/state.db",
+        description="SQLite file, ':memory:', or postgresql://USER@HOST:PORT/DBNAME (shared "
+        "by replicas and workers).",
+    )
     mode: Literal["auto", "smart_approve", "approve", "chat"] | None = None
     tls_cert: Path | None = None
     tls_key: Path | None = None
@@ -106,6 +110,53 @@ class Settings(BaseModel):
         default=1024, ge=128, le=65_536, description="Address space of an analysis process."
     )
 
+    # Shared state and workers (issue 12): the store's password, pool and timeouts, what
+    # Inspect does while the store is lost, and how many server processes run.
+    state_password_file: Path | None = Field(
+        default=None,
+        description="File holding the password of a postgresql:// state (so that it is in "
+        "neither the DSN, the environment nor the process list).",
+    )
+    state_pool_size: int = Field(
+        default=10, ge=1, le=200, description="PostgreSQL connections per server process."
+    )
+    state_timeout_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        le=300,
+        description="Longest wait for a PostgreSQL connection, a statement or a connect.",
+    )
+    state_unavailable: Literal["require_approval", "deny", "unavailable"] = Field(
+        default="require_approval",
+        description="Inspect while the store cannot be read or written: calls that would be "
+        "allowed need approval (fail closed), are denied, or Inspect answers UNAVAILABLE.",
+    )
+    workers: int | Literal["auto"] = Field(
+        default=1,
+        description="Server processes on the same address (SO_REUSEPORT); 'auto': one per "
+        "core. A Unix socket is served by the first worker only.",
+    )
+
+    @field_validator("workers")
+    @classmethod
+    def _workers(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and not 1 <= value <= 64:
+            raise ValueError("must be 1 to 64, or 'auto'")
+        return value
+
+    @field_validator("state")
+    @classmethod
+    def _state(cls, value: str) -> str:
+        from sidecar.store.dsn import check_dsn, is_postgres
+        from sidecar.store.errors import StateError
+
+        if is_postgres(value):
+            try:
+                check_dsn(value)
+            except StateError as error:
+                raise ValueError(str(error)) from None
+        return value
+
     @field_validator("listen")
     @classmethod
     def _addresses(cls, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -137,6 +188,30 @@ class Settings(BaseModel):
             if path is not None and not path.is_file():
                 raise ValueError(f"{path} is not a readable file")
         return self
+
+    @model_validator(mode="after")
+    def _shared_state(self) -> Settings:
+        from sidecar.store.dsn import is_postgres
+
+        postgres = is_postgres(self.state)
+        if self.state_password_file is not None:
+            if not postgres:
+                raise ValueError("state_password_file needs a postgresql:// state")
+            if not self.state_password_file.is_file():
+                raise ValueError(f"{self.state_password_file} is not a readable file")
+        if self.worker_count > 1 and self.state == ":memory:":
+            raise ValueError(
+                "workers > 1 need a state they can share: a SQLite file or postgresql://"
+            )
+        if self.worker_count > 1 and all(a.startswith("unix:") for a in self.listen):
+            raise ValueError(
+                "workers > 1 need a TCP listen address (a Unix socket is served by one worker)"
+            )
+        return self
+
+    @property
+    def worker_count(self) -> int:
+        return (os.cpu_count() or 1) if self.workers == "auto" else int(self.workers)
 
     @property
     def permission_mode(self) -> Mode | None:

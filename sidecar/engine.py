@@ -7,24 +7,24 @@ import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol
+from dataclasses import dataclass, field, replace
+from typing import Literal, NamedTuple, Protocol
 
 from sidecar.effects.adapters import ToolAdapters
 from sidecar.effects.analyser import EffectAnalyser
 from sidecar.effects.command_io import SensitivePaths
 from sidecar.effects.own_endpoints import OwnEndpoints
 from sidecar.inspection.adversary import AdversaryInspector
-from sidecar.inspection.answers import apply_once_answers
+from sidecar.inspection.answers import arguments_digest
 from sidecar.inspection.call_effects import CallEffects
 from sidecar.inspection.chain import ChainLink, InspectorChain
-from sidecar.inspection.egress import EgressInspector, TaintTracker, domain_set
+from sidecar.inspection.egress import EgressInspector, domain_set
 from sidecar.inspection.inspector import Inspector
-from sidecar.inspection.model import CallVerdict, InspectionContext, ToolCall
-from sidecar.inspection.permission import GrantLookup, PermissionInspector
-from sidecar.inspection.repetition import RepetitionInspector, RepetitionTracker
+from sidecar.inspection.model import CallVerdict, Finding, InspectionContext, ToolCall
+from sidecar.inspection.permission import PermissionInspector
+from sidecar.inspection.repetition import RepetitionInspector
 from sidecar.inspection.security import VERDICTS, RuleBook, SecurityInspector, check_examples
-from sidecar.inspection.verdict import Mode, Verdict
+from sidecar.inspection.verdict import Mode, Risk, Verdict
 from sidecar.model_client import ChatModelClient
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.observability.metrics import Metrics
@@ -32,7 +32,16 @@ from sidecar.policy.loader import LoadedPolicy, PolicyError, PolicyProblem
 from sidecar.policy.schema import Policy
 from sidecar.secrets import SecretScanner
 from sidecar.shell.isolation import IsolatedAnalyser
-from sidecar.state.session_facts import SessionFacts
+from sidecar.state.approvals import Question
+from sidecar.store.errors import StoreUnavailable
+from sidecar.store.sqlite import SqliteStore
+from sidecar.store.states import SessionStates
+
+# What Inspect does when the session's stored state cannot be read or written (the
+# store is lost): judge without it and ask about every call that would be allowed
+# (no stored answer means the call asks), deny them, or answer UNAVAILABLE.
+StateUnavailablePolicy = Literal["require_approval", "deny", "unavailable"]
+STATE_UNAVAILABLE_RULE = "state.unavailable"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,16 +74,24 @@ class EngineParts:
     """Long-lived collaborators that outlive any one policy."""
 
     metrics: Metrics
-    grants: GrantLookup
+    states: SessionStates  # a session's stored state: answers, streaks, taint, flow facts
     secrets: SecretScanner
-    repetition: RepetitionTracker
-    taint: TaintTracker = field(default_factory=TaintTracker)
     own_paths: tuple[str, ...] = ()  # the state file, policy directories, sockets
     own_endpoints: OwnEndpoints = field(default_factory=OwnEndpoints)  # its ports and names
-    facts: SessionFacts | None = None  # what sessions' calls created (data flow across calls)
     # Set by the server; without them (CLI, in-process tests) everything runs inline.
     isolated: IsolatedAnalyser | None = None  # where large command lines are analysed
     offload: Executor | None = None  # threads for heavy batches' local inspectors
+    state_unavailable: StateUnavailablePolicy = "require_approval"
+
+    @classmethod
+    def local(
+        cls, metrics: Metrics | None = None, secrets: SecretScanner | None = None
+    ) -> EngineParts:
+        """Parts for an engine in this process alone (the CLI, tests, benchmarks): the
+        state lives in an in-memory SQLite store."""
+        return cls(
+            metrics or Metrics(), SessionStates(SqliteStore(":memory:")), secrets or SecretScanner()
+        )
 
 
 def compile_policy(
@@ -101,16 +118,17 @@ def compile_policy(
     problems = analyser.problems()
     if problems:
         raise PolicyError([PolicyProblem("(merged policy)", None, "effects", p) for p in problems])
-    call_effects = CallEffects(rules.shell_calls, analyser, parts.facts)
+    states = parts.states
+    call_effects = CallEffects(rules.shell_calls, analyser, states.facts)
     available: dict[str, Inspector] = {
         "security": SecurityInspector(rules, call_effects),
         "egress": EgressInspector(
-            policy.egress, rules.shell_calls, parts.secrets, sensitive, parts.taint
+            policy.egress, rules.shell_calls, parts.secrets, sensitive, states.taint
         ),
         "permission": PermissionInspector(
-            policy.permission, parts.grants, rules.shell_calls, call_effects
+            policy.permission, states.grants, rules.shell_calls, call_effects
         ),
-        "repetition": RepetitionInspector(policy.repetition.max_consecutive, parts.repetition),
+        "repetition": RepetitionInspector(policy.repetition.max_consecutive, states.streaks),
     }
     links: list[ChainLink] = []
     for name in policy.order:
@@ -215,10 +233,9 @@ class PolicyEngine:
         self._id_prefix = os.urandom(8).hex()
         self._id_counter = itertools.count()
 
-    def facts_of(self, session_id: str) -> bool:
-        """Whether the session has data-flow facts recorded (for tests and status)."""
-        facts = self._parts.facts
-        return facts is not None and facts.has_any(session_id)
+    async def facts_of(self, session_id: str) -> bool:
+        """Whether the session has data-flow facts stored (for tests and status)."""
+        return bool((await self._parts.states.store.load_session(session_id)).facts)
 
     @property
     def ready(self) -> bool:
@@ -252,8 +269,32 @@ class PolicyEngine:
             mode = max(mode, min(requested_mode, active.policy.permission.request_mode_limit))
         decision_id = f"{self._id_prefix}{next(self._id_counter):016x}"
         context = InspectionContext(session_id, decision_id, mode, task, recent_user_messages)
-        result = await active.chain.run(calls, context, arguments_bytes)
-        verdicts = apply_once_answers(session_id, result.verdicts, self._parts.grants)
+        states = self._parts.states
+        unavailable: StoreUnavailable | None = None
+        try:
+            work = await states.begin(session_id)
+        except StoreUnavailable as error:
+            unavailable = error
+            work = states.begin_unstored(session_id)
+        try:
+            result = await active.chain.run(calls, context, arguments_bytes)
+            verdicts = result.verdicts
+            if unavailable is None:
+                try:
+                    verdicts = await states.settle_once(work, verdicts)
+                    # Only what was asked can be answered (RecordDecision checks these).
+                    questions = [
+                        Question(v.call.id, v.call.name, arguments_digest(v.call))
+                        for v in verdicts
+                        if v.verdict is Verdict.REQUIRE_APPROVAL
+                    ]
+                    await states.finish(work, decision_id, questions)
+                except StoreUnavailable as error:
+                    unavailable = error
+        finally:
+            states.end(work)
+        if unavailable is not None:
+            verdicts = self._without_state(verdicts, unavailable)
         result.verdicts = [mask_verdict(v, self._parts.secrets) for v in verdicts]
         decisions = self._decision_counters
         for verdict in result.verdicts:
@@ -271,3 +312,36 @@ class PolicyEngine:
                 time.perf_counter() - started,
             )
         return Decision(decision_id, result.verdicts, active.revision, mode)
+
+    def _without_state(
+        self, verdicts: Sequence[CallVerdict], error: StoreUnavailable
+    ) -> list[CallVerdict]:
+        """Fail closed: what the store would have said is unknown (a standing deny, a
+        repetition, a taint, an earlier download), so no call is allowed on that ground."""
+        policy = self._parts.state_unavailable
+        self._parts.metrics.inspect_state_unavailable.labels(policy=policy).inc()
+        if policy == "unavailable":
+            raise error
+        strictest = Verdict.DENY if policy == "deny" else Verdict.REQUIRE_APPROVAL
+        message = (
+            "the session's stored state (answers, repetition, taint, earlier calls) cannot "
+            "be read now, so this call cannot be allowed on its own"
+        )
+        finding = Finding(
+            "state", strictest, STATE_UNAVAILABLE_RULE, message, Risk.HIGH, 1.0,
+            "The sidecar cannot reach its state store. Allow this call anyway?",
+        )  # fmt: skip
+        tightened: list[CallVerdict] = []
+        for verdict in verdicts:
+            if verdict.verdict is Verdict.DENY:
+                tightened.append(verdict)
+            elif verdict.verdict >= strictest:  # said, though it changes nothing
+                tightened.append(replace(verdict, findings=[*verdict.findings, finding]))
+            else:
+                tightened.append(
+                    CallVerdict(
+                        verdict.call, strictest, message, finding.approval_prompt,
+                        [*verdict.findings, finding],
+                    )
+                )  # fmt: skip
+        return tightened

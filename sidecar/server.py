@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import signal
 import socket
 import sys
 import time
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,11 +23,9 @@ from prometheus_client import start_http_server
 
 from sidecar.config import Settings
 from sidecar.context.manager import ContextManager
-from sidecar.context.store import SqliteSessionStore
+from sidecar.context.store import SqlSessionStore
 from sidecar.effects.own_endpoints import DEFAULT_PORTS, OwnEndpoints
 from sidecar.engine import ActivePolicy, EngineParts, PolicyEngine
-from sidecar.inspection.egress import TaintTracker
-from sidecar.inspection.repetition import RepetitionTracker
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.observability.interceptors import MetricsInterceptor
 from sidecar.observability.metrics import Metrics
@@ -40,8 +40,12 @@ from sidecar.service.errors import EdgeGuard
 from sidecar.service.policy_service import PolicyService, SlotStatus, StatusReport
 from sidecar.shell.isolation import IsolatedAnalyser, IsolationSettings
 from sidecar.state.approvals import ApprovalStore
-from sidecar.state.session_facts import SessionFacts
-from sidecar.state.store import StateStore
+from sidecar.store.dsn import is_postgres
+from sidecar.store.errors import StateError, StoreUnavailable
+from sidecar.store.open import StoreHealth, open_store
+from sidecar.store.postgres import PostgresStore
+from sidecar.store.sqlite import SqliteStore
+from sidecar.store.states import SessionStates
 from sidecar.v1 import sidecar_pb2, sidecar_pb2_grpc
 
 log = logging.getLogger("sidecar.server")
@@ -52,7 +56,14 @@ OVERALL = ""  # the health service's name for the whole server
 # Health entry that reports the last reload: NOT_SERVING while a rejected policy
 # sits on disk (the last good one still serves, so the overall status stays SERVING).
 POLICY_RELOAD = "sidecar.policy"
-ALL_SERVICES = (OVERALL, POLICY_SERVICE, CONTEXT_SERVICE, POLICY_RELOAD)
+# Health entry of the state store: NOT_SERVING while it cannot be reached (at start the
+# whole server waits for it; while serving, Inspect fails closed and context calls answer
+# UNAVAILABLE, and the server log says why).
+STATE = "sidecar.state"
+ALL_SERVICES = (OVERALL, POLICY_SERVICE, CONTEXT_SERVICE, POLICY_RELOAD, STATE)
+SERVICES = (OVERALL, POLICY_SERVICE, CONTEXT_SERVICE, POLICY_RELOAD)
+PRUNE_EVERY_SECONDS = 60.0
+FLUSH_EVERY_SECONDS = 1.0
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
@@ -83,7 +94,10 @@ class Sidecar:
     _server: grpc.aio.Server | None = None
     _health_server: grpc.aio.Server | None = None
     _health: health.aio.HealthServicer | None = None
-    _store: StateStore | None = None
+    store: SqliteStore | PostgresStore | None = None
+    store_health: StoreHealth | None = None
+    _shadow_store: SqliteStore | None = None
+    _deferred: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _metrics_http: WSGIServer | None = None
     _decision_log: DecisionLog | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
@@ -103,13 +117,21 @@ class Sidecar:
                 "no approval credential is configured (approval_token_file): any client that "
                 "reaches this server, the agent included, can answer approval prompts"
             )
-        self._store = StateStore(settings.state)
+        store = self.store = open_store(
+            settings.state,
+            self.metrics,
+            settings.state_password_file,
+            settings.worker_count,
+            settings.state_pool_size,
+            settings.state_timeout_seconds,
+        )
         self._gate = DrainGate((POLICY_SERVICE, CONTEXT_SERVICE))
         self.approvals = ApprovalStore(
-            self._store,
+            store.database,
             question_ttl_seconds=settings.approval_question_ttl_seconds,
             once_ttl_seconds=settings.approval_once_ttl_seconds,
             max_questions=settings.approval_max_questions,
+            changed=store.changed,
         )
         secrets = SecretScanner()
         # Heavy batches run their local inspectors here, off the event loop. Two threads:
@@ -131,18 +153,16 @@ class Sidecar:
                 ).inc(),
             )
             await self.isolated.start()
-        facts = SessionFacts(self._store)
         self.own_endpoints = _own_endpoints(settings)
         parts = EngineParts(
             self.metrics,
-            self.approvals,
+            SessionStates(store, settings.approval_once_ttl_seconds),
             secrets,
-            RepetitionTracker(),
             own_paths=_own_paths(settings),
             own_endpoints=self.own_endpoints,
-            facts=facts,
             isolated=self.isolated,
             offload=self._offload,
+            state_unavailable=settings.state_unavailable,
         )
         self._decision_log = DecisionLog(settings.decision_log, secrets, self.metrics)
         self.engine = PolicyEngine(parts, self._decision_log)
@@ -161,21 +181,20 @@ class Sidecar:
             options=[
                 ("grpc.max_receive_message_length", settings.max_message_bytes),
                 ("grpc.max_send_message_length", settings.max_message_bytes),
-                ("grpc.so_reuseport", 0),
+                # Workers share the address (the kernel spreads connections over them).
+                ("grpc.so_reuseport", 1 if settings.worker_count > 1 else 0),
+                # A connection stays with the worker that took it; ageing connections
+                # out makes clients reconnect, and so spreads them again (after a
+                # worker restarts, say). Clients reconnect by themselves on GOAWAY.
+                *([("grpc.max_connection_age_ms", 60_000)] if settings.worker_count > 1 else []),
             ],
         )
         engine = self.engine
         self.context = ContextManager(
-            SqliteSessionStore(self._store, self.metrics),
+            SqlSessionStore(store.database, store.delete_sessions),
             lambda: engine.active.policy.context,
             self.metrics,
             cache_bytes=settings.context_cache_mib * 1024 * 1024,
-            forget=(
-                parts.repetition.forget,
-                parts.taint.forget,
-                facts.forget,
-                self.approvals.forget_session,
-            ),
         )
         self._health = health.aio.HealthServicer()
         await self._set_health(NOT_SERVING, *ALL_SERVICES)
@@ -196,23 +215,14 @@ class Sidecar:
         reflection.enable_server_reflection(
             (POLICY_SERVICE, CONTEXT_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server
         )
-        credentials = self._credentials()
-        for address in settings.listen:
-            try:
-                if address.startswith("unix:") or credentials is None:
-                    port = server.add_insecure_port(address)
-                else:
-                    port = server.add_secure_port(address, credentials)
-            except RuntimeError:
-                await self.stop(grace=0)
-                raise ListenError(
-                    f"cannot listen on {address} (in use, or not permitted)"
-                ) from None
-            self.addresses.append(_bound(address, port))
-            if not address.startswith("unix:"):
-                self.own_endpoints.add_ports([port])
-        await server.start()
         self._server = server
+        # One of several workers binds its addresses only once it can serve (grpc listens
+        # as it binds): the kernel hands connections to listening sockets alone, so its
+        # siblings take them meanwhile.
+        if settings.worker_count > 1:
+            self._deferred.append(self._listen)
+        else:
+            await self._listen()
         if settings.metrics_listen != "off":
             host, _, port_text = settings.metrics_listen.rpartition(":")
             try:
@@ -227,7 +237,10 @@ class Sidecar:
             self.metrics_port = self._metrics_http.server_port
             self.metrics_address = f"{host}:{self.metrics_port}"
         if settings.health_listen != "off":
-            await self._start_health_server(settings.health_listen)
+            if settings.worker_count > 1:
+                self._deferred.append(lambda: self._start_health_server(settings.health_listen))
+            else:
+                await self._start_health_server(settings.health_listen)
         try:
             # Off the event loop: health and other RPCs keep answering meanwhile.
             active = await asyncio.to_thread(self.reloader.compile)
@@ -236,12 +249,24 @@ class Sidecar:
             raise
         await self._install(active)
         await self._start_shadow(parts)
-        self._spawn(self.context.expire_idle_sessions())  # context.retention in the policy
         if settings.policy_watch_seconds > 0:
             for reloader in (self.reloader, self.shadow_reloader):
                 if reloader is not None:
                     self._spawn(reloader.watch(settings.policy_watch_seconds))
-        await self._set_health(SERVING, *ALL_SERVICES)
+        self.store_health = StoreHealth(
+            store.database, store.describe, self.metrics, self._state_health
+        )
+        try:
+            await store.open()
+        except StoreUnavailable as error:
+            # Keep answering health checks (NOT_SERVING, and why in the log); retry.
+            log.warning("state store %s cannot be reached yet: %s", store.describe, error)
+            self._spawn(self._open_store_later())
+        except StateError:
+            await self.stop(grace=0)
+            raise
+        else:
+            await self._store_opened()
         metrics = f"http://{self.metrics_address}/metrics" if self.metrics_address else "off"
         log.info(
             "serving on %s; metrics %s; health-only %s; policy revision %s, mode %s",
@@ -260,12 +285,105 @@ class Sidecar:
             },
         )
 
+    async def _listen(self) -> None:
+        assert self._server is not None
+        server = self._server
+        credentials = self._credentials()
+        for address in self.settings.listen:
+            try:
+                if address.startswith("unix:") or credentials is None:
+                    port = server.add_insecure_port(address)
+                else:
+                    port = server.add_secure_port(address, credentials)
+            except RuntimeError:
+                self._server = None  # never started: nothing to stop
+                await self.stop(grace=0)
+                raise ListenError(
+                    f"cannot listen on {address} (in use, or not permitted)"
+                ) from None
+            self.addresses.append(_bound(address, port))
+            if not address.startswith("unix:"):
+                self.own_endpoints.add_ports([port])
+        await server.start()
+
+    async def _open_store_later(self) -> None:
+        """Retry with backoff until the store opens; the server stays NOT_SERVING."""
+        assert self.store is not None
+        delay = 0.5
+        while True:
+            await asyncio.sleep(delay)
+            try:
+                await self.store.open()
+            except StoreUnavailable as error:
+                delay = min(delay * 2, 30.0)
+                log.warning(
+                    "state store %s cannot be reached yet: %s; next try in %.0fs",
+                    self.store.describe, error, delay,
+                )  # fmt: skip
+                continue
+            except StateError as error:
+                delay = 30.0
+                log.error("state store %s cannot be used: %s", self.store.describe, error)
+                continue
+            try:
+                await self._store_opened()
+            except ListenError as error:
+                # A worker that cannot bind stops; its supervisor starts it again.
+                log.error("%s", error)
+                os.kill(os.getpid(), signal.SIGTERM)
+            return
+
+    async def _store_opened(self) -> None:
+        """The store answers: serve, expire idle sessions, prune what expired."""
+        assert self.store is not None and self.store_health is not None
+        assert self.context is not None
+        await self.store_health.opened()
+        while self._deferred:
+            await self._deferred.pop(0)()
+        self._spawn(self.context.expire_idle_sessions())  # context.retention in the policy
+        self._spawn(self._prune())
+        self._spawn(self._flush())
+        await self._set_health(SERVING, *SERVICES)
+        log.info("state store %s (%s) is open", self.store.describe, self.store.engine)
+
+    async def _state_health(self, up: bool) -> None:
+        if self._health is not None:
+            await self._set_health(SERVING if up else NOT_SERVING, STATE)
+
+    async def _flush(self) -> None:
+        """What the SQLite store's copy holds ahead of its file, every second."""
+        assert self.store is not None
+        while True:
+            await asyncio.sleep(FLUSH_EVERY_SECONDS)
+            try:
+                await self.store.flush()
+            except StoreUnavailable:
+                pass  # reported by the store's health; tried again next time
+            except Exception:
+                log.exception("writing streaks to the state store failed; will try again")
+
+    async def _prune(self) -> None:
+        """Expired questions and once answers, old repetition streaks: every minute."""
+        assert self.store is not None and self.approvals is not None
+        while True:
+            await asyncio.sleep(PRUNE_EVERY_SECONDS)
+            try:
+                await self.approvals.prune()
+                await self.store.prune()
+                if self._shadow_store is not None:
+                    await self._shadow_store.prune()
+            except StoreUnavailable:
+                pass  # reported by the store's health; tried again next time
+            except Exception:
+                log.exception("pruning the state store failed; will try again")
+
     async def _start_health_server(self, address: str) -> None:
         """grpc.health.v1 alone, in plaintext, for kubelet probes. The API itself may listen
         on loopback only (sidecar mode) or need TLS, and a kubelet gRPC probe can reach
         neither; this port answers health checks and nothing else."""
         assert self._health is not None
-        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        reuse = 1 if self.settings.worker_count > 1 else 0  # every worker answers probes
+        server = grpc.aio.server(options=[("grpc.so_reuseport", reuse)])
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         try:
             port = server.add_insecure_port(address)
@@ -283,15 +401,15 @@ class Sidecar:
             return
         # Own trackers and an unexported registry: the candidate must not change
         # what the active policy sees, nor mix into its per-inspector series.
+        # Its own in-memory store: its streaks, taint and flow facts come from the same
+        # calls; people's answers are not in it (an answered re-Inspect may disagree).
+        self._shadow_store = SqliteStore(":memory:")
         shadow_parts = EngineParts(
             Metrics(),
-            parts.grants,
+            SessionStates(self._shadow_store),
             parts.secrets,
-            RepetitionTracker(),
-            TaintTracker(),
             own_paths=parts.own_paths,
             own_endpoints=parts.own_endpoints,
-            facts=parts.facts,  # recording a fact again is harmless (same row)
             isolated=parts.isolated,
             offload=parts.offload,
         )
@@ -394,9 +512,11 @@ class Sidecar:
             self._offload.shutdown(wait=False, cancel_futures=True)
         if self._decision_log is not None:
             self._decision_log.close()
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        if self.store_health is not None:
+            await self.store_health.close()
+        if self.store is not None:
+            await self.store.close()
+            self.store = None
 
     async def wait_for_termination(self) -> None:
         if self._server is not None:
@@ -435,7 +555,7 @@ def _own_paths(settings: Settings) -> tuple[str, ...]:
     paths += [str(Path(p).resolve()) for p in settings.shadow_policies]
     if settings.bundled_policies:
         paths.append(str(bundled_policy_dir().resolve()))
-    if settings.state != ":memory:":
+    if settings.state != ":memory:" and not is_postgres(settings.state):
         paths.append(str(Path(settings.state).resolve().parent))
     paths += [
         str(Path(a.removeprefix("unix:")).resolve())

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,18 +14,13 @@ import pytest
 
 from sidecar.config import Settings
 from sidecar.engine import EngineParts, PolicyEngine, compile_policy
-from sidecar.inspection.repetition import RepetitionTracker
 from sidecar.inspection.verdict import Mode
 from sidecar.observability.decision_log import DecisionLog
-from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import bundled_policy_dir, load_policy
-from sidecar.secrets import SecretScanner
 from sidecar.server import Sidecar
-from sidecar.state.approvals import ApprovalStore
-from sidecar.state.session_facts import SessionFacts
-from sidecar.state.store import StateStore
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
+from tests.postgres_server import PostgresServer
 
 StartSidecar = Callable[..., Awaitable[Sidecar]]
 
@@ -98,14 +95,7 @@ def tool(call_id: str, name: str, read_only: bool | None = None, **arguments: An
 
 def engine_for_mode(mode: Mode | None, *overrides: Path) -> PolicyEngine:
     """The bundled policy (plus override directories) compiled in-process, no server."""
-    store = StateStore(":memory:")
-    parts = EngineParts(
-        Metrics(),
-        ApprovalStore(store),
-        SecretScanner(),
-        RepetitionTracker(),
-        facts=SessionFacts(store),
-    )
+    parts = EngineParts.local()
     engine = PolicyEngine(parts, DecisionLog("off", parts.secrets))
     loaded = load_policy([bundled_policy_dir(), *overrides])
     engine.replace(compile_policy(loaded, parts, mode))
@@ -116,3 +106,29 @@ def write_policy(directory: Path, name: str, text: str) -> Path:
     path = directory / name
     path.write_text(text, encoding="utf-8")
     return path
+
+
+# -- PostgreSQL: a real server the tests start on loopback (tests/postgres_server.py) ------
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One server for the whole run (about a second to start); each test gets a database
+    of its own. No PostgreSQL here is a failure, not a skip: `make tools` installs it."""
+    server = PostgresServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+_databases = itertools.count()
+
+
+@pytest.fixture
+def postgres_dsn(postgres_server: PostgresServer) -> Iterator[str]:
+    """A new empty database, dropped after the test."""
+    name = f"test_{os.getpid()}_{next(_databases)}"
+    dsn = postgres_server.fresh_database(name)
+    yield dsn
+    postgres_server.psql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

@@ -286,6 +286,6 @@ async def test_delete_session_removes_the_sessions_flow_facts(sidecar: Sidecar) 
         await policy.Inspect(pb.InspectRequest(session_id="flow", tool_calls=[download]))
         run = pb.InspectRequest(session_id="flow", tool_calls=[shell("2", "/tmp/helper")])
         assert (await policy.Inspect(run)).verdicts[0].verdict == pb.VERDICT_DENY
-        assert sidecar.engine is not None and sidecar.engine.facts_of("flow")
+        assert sidecar.engine is not None and await sidecar.engine.facts_of("flow")
         await stub.DeleteSession(pb.DeleteSessionRequest(session_id="flow"))
-        assert not sidecar.engine.facts_of("flow")
+        assert not await sidecar.engine.facts_of("flow")

@@ -17,10 +17,10 @@ import pytest
 import sidecar
 from sidecar.context.manager import ContextManager, NewMessage
 from sidecar.context.messages import Role, Text, ToolCall, ToolResult
-from sidecar.context.store import SqliteSessionStore
+from sidecar.context.store import SqlSessionStore
 from sidecar.observability.metrics import Metrics
 from sidecar.policy.schema import ContextPolicy
-from sidecar.state.store import StateStore
+from sidecar.store.sqlite import SqliteStore
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
 from tests.conftest import StartSidecar
@@ -103,10 +103,13 @@ async def test_append_and_project_work_does_not_grow_with_the_session(
 ) -> None:
     """Held: Append and Project cost the same at 100 and 10,000 messages. Evicted (a
     cache too small for any view): Append still does; Project reads the view again."""
-    state = StateStore(str(tmp_path / "state.db"))
+    state = SqliteStore(str(tmp_path / "state.db"))
     cache = 64 * 1024 * 1024 if held else 1
     manager = ContextManager(
-        SqliteSessionStore(state, Metrics()), ContextPolicy, Metrics(), cache_bytes=cache
+        SqlSessionStore(state.database, state.delete_sessions),
+        ContextPolicy,
+        Metrics(),
+        cache_bytes=cache,
     )
     try:
         for session, length in (("short", 100), ("long", 10_000)):
@@ -133,4 +136,4 @@ async def test_append_and_project_work_does_not_grow_with_the_session(
             assert long <= short + 25, lines
     finally:
         await manager.close()
-        state.close()
+        await state.close()

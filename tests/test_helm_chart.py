@@ -26,6 +26,8 @@ CHART = ROOT / "helm" / "agent-policy-sidecar"
 CRDS = ROOT / "tests" / "data" / "crds"
 HELM = os.environ.get("HELM", str(ROOT / ".venv" / "tools" / "helm"))
 MONITORING = ["--api-versions", "monitoring.coreos.com/v1"]
+# A shared store (PostgreSQL): what more than one replica needs.
+SHARED = ["--set", "state.postgres.existingSecret=sidecar-db"]
 VALUES = yaml.safe_load((CHART / "values.yaml").read_text())
 GRPC, HEALTH, METRICS = VALUES["grpc"]["port"], VALUES["health"]["port"], VALUES["metrics"]["port"]
 Doc = dict[str, Any]
@@ -213,15 +215,8 @@ def nulls(node: Any, where: str = "") -> Iterator[str]:
 
 
 def test_standalone_renders_a_deployment_service_and_guards() -> None:
-    assert kinds(render()) == [
-        "ConfigMap",
-        "ConfigMap",
-        "Deployment",
-        "NetworkPolicy",
-        "PodDisruptionBudget",
-        "Service",
-    ]
-    assert "HorizontalPodAutoscaler" in kinds(render("--set", "autoscaling.enabled=true"))
+    assert kinds(render()) == ["ConfigMap", "ConfigMap", "Deployment", "NetworkPolicy", "Service"]
+    assert "HorizontalPodAutoscaler" in kinds(render("--set", "autoscaling.enabled=true", *SHARED))
     assert {"ServiceMonitor", "PrometheusRule"} <= set(kinds(render(*MONITORING)))
 
 
@@ -262,18 +257,17 @@ def test_the_drain_fits_the_termination_grace_period() -> None:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        ([], True),  # two replicas by default
-        (["--set", "replicaCount=1"], False),  # a PDB would block every node drain
+        ([], False),  # one replica by default: a PDB would block every node drain
         (["--set", "replicaCount=3"], True),
         (["--set", "autoscaling.enabled=true", "--set", "autoscaling.minReplicas=1"], False),
         (["--set", "autoscaling.enabled=true", "--set", "autoscaling.minReplicas=2"], True),
-        (["--set", "podDisruptionBudget.enabled=false"], False),
+        (["--set", "replicaCount=3", "--set", "podDisruptionBudget.enabled=false"], False),
     ],
 )
 def test_a_disruption_budget_only_when_more_than_one_pod_runs(
     args: list[str], expected: bool
 ) -> None:
-    assert ("PodDisruptionBudget" in kinds(render(*args))) is expected
+    assert ("PodDisruptionBudget" in kinds(render(*args, *SHARED))) is expected
 
 
 def test_pods_spread_over_zones_and_nodes() -> None:
@@ -663,6 +657,7 @@ COMBINATIONS = {
     "standalone": [],
     "standalone-monitoring": [*MONITORING, *CUSTOM],
     "standalone-hpa-tls": [
+        *SHARED,
         "--set",
         "autoscaling.enabled=true",
         "--set",
@@ -674,6 +669,16 @@ COMBINATIONS = {
     ],
     "standalone-one-replica": ["--set", "replicaCount=1", "--set", "topologySpread.enabled=false"],
     "sidecar": ["--set", "mode=sidecar"],
+    "standalone-replicas-postgres-workers": [
+        *SHARED,
+        "--set",
+        "replicaCount=3",
+        "--set",
+        "workers=2",
+        "--set",
+        "state.unavailable=deny",
+    ],
+    "sidecar-postgres": ["--set", "mode=sidecar", *SHARED],
     "sidecar-monitoring": ["--set", "mode=sidecar", *MONITORING, *CUSTOM],
     "restart": ["--set", "policies.reload=restart", "--set-string", "policies.files.a\\.yaml=x: 1"],
 }
@@ -714,6 +719,9 @@ def test_helm_lint_strict_is_clean(values: list[str]) -> None:
         ["--set", "serviceMonitor.labels.release=1"],  # label values are strings
         ["--set", "podMonitor.lables.release=x"],
         ["--set-json", 'extraArgs=["mode=auto"]'],
+        ["--set", "workers=0"],
+        ["--set", "state.unavailable=allow"],
+        ["--set", "state.postgres.host=db"],
     ],
 )
 def test_bad_values_fail_at_install_time(values: list[str]) -> None:
@@ -722,3 +730,60 @@ def test_bad_values_fail_at_install_time(values: list[str]) -> None:
     )
     assert result.returncode != 0
     assert "schema" in result.stderr
+
+
+# -- one pod, many pods (issue 12) ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["--set", "replicaCount=2"],
+        ["--set", "autoscaling.enabled=true"],
+        ["--set", "replicaCount=2", "--set", "state.existingClaim=shared-pvc"],
+    ],
+    ids=["replicas", "autoscaling", "replicas-on-one-claim"],
+)
+def test_more_than_one_replica_without_a_shared_store_refuses_to_render(
+    values: list[str],
+) -> None:
+    result = subprocess.run(
+        [HELM, "template", "ci", str(CHART), *values], capture_output=True, text=True
+    )
+    assert result.returncode != 0
+    assert "needs a shared store: set state.postgres.existingSecret" in result.stderr
+    assert "would disagree" in result.stderr
+
+
+def test_the_shared_store_comes_from_a_secret_with_the_password_in_a_file() -> None:
+    docs = render(*SHARED, "--set", "replicaCount=3", "--set", "workers=2")
+    pod = pod_of(docs)["spec"]
+    container = pod["containers"][0]
+    (state,) = [e for e in container["env"] if e["name"] == "SIDECAR_STATE"]
+    assert state["valueFrom"]["secretKeyRef"] == {"name": "sidecar-db", "key": "dsn"}
+    assert not any("password" in e["name"].lower() for e in container["env"])
+    assert "--state-password-file=/etc/sidecar/state-password/password" in container["args"]
+    assert "--workers=2" in container["args"]
+    mounts = {m["name"]: m for m in container["volumeMounts"]}
+    assert mounts["policy-sidecar-state-password"]["mountPath"] == "/etc/sidecar/state-password"
+    assert mounts["policy-sidecar-state-password"]["readOnly"]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    secret = volumes["policy-sidecar-state-password"]["secret"]
+    assert secret["secretName"] == "sidecar-db"
+    assert secret["items"] == [{"key": "password", "path": "password"}]  # the DSN stays out
+    assert one(docs, "Deployment")["spec"]["replicas"] == 3
+
+
+def test_sidecar_mode_keeps_sqlite_on_an_empty_dir_and_may_point_at_postgres(
+    tmp_path: Path,
+) -> None:
+    embedded = sidecar_container(pod_of(render_recipe(tmp_path))["spec"])
+    assert env_of(embedded)["SIDECAR_STATE"] == "/var/lib/sidecar/state.db"
+    assert not any(a.startswith("--state-password-file") for a in embedded["args"])
+    shared = render_recipe(
+        tmp_path,
+        values=SIDECAR_VALUES + "  state:\n    postgres:\n      existingSecret: answers-db\n",
+    )
+    container = sidecar_container(pod_of(shared)["spec"])
+    (state,) = [e for e in container["env"] if e["name"] == "SIDECAR_STATE"]
+    assert state["valueFrom"]["secretKeyRef"]["name"] == "answers-db"

@@ -20,15 +20,11 @@ from sidecar.engine import ActivePolicy, EngineParts, PolicyEngine, compile_poli
 from sidecar.inspection.chain import ChainLink, InspectorChain
 from sidecar.inspection.inspector import LocalInspector
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
-from sidecar.inspection.repetition import RepetitionTracker
 from sidecar.inspection.verdict import Mode
 from sidecar.observability.decision_log import DecisionLog
-from sidecar.observability.metrics import Metrics
 from sidecar.observability.server_log import MaskingFormatter
 from sidecar.policy.loader import bundled_policy_dir, load_policy
 from sidecar.secrets import SecretScanner
-from sidecar.state.approvals import ApprovalStore
-from sidecar.state.store import StateStore
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
 from tests.conftest import StartSidecar, write_policy
@@ -134,9 +130,7 @@ class Raising(LocalInspector):
 
 def build_engine(log_path: Path) -> PolicyEngine:
     scanner = SecretScanner()
-    parts = EngineParts(
-        Metrics(), ApprovalStore(StateStore(":memory:")), scanner, RepetitionTracker()
-    )
+    parts = EngineParts.local(secrets=scanner)
     engine = PolicyEngine(parts, DecisionLog(str(log_path), scanner))
     compiled = compile_policy(load_policy([bundled_policy_dir()]), parts, Mode.SMART_APPROVE)
     links = [*compiled.chain.links, ChainLink(Raising(), 0.05, "require_approval")]

@@ -13,14 +13,26 @@ from sidecar.inspection.shell_calls import ShellCalls
 from sidecar.inspection.verdict import Mode, Verdict
 from sidecar.policy.schema import CommandPattern, PermissionPolicy, ShellTool
 from sidecar.shell.walk import analyse
-from sidecar.state.approvals import ApprovalStore
-from sidecar.state.store import StateStore
 
 
-def inspector(store: ApprovalStore | None = None, **policy: Any) -> PermissionInspector:
+class Grants:
+    """People's standing answers as the inspector reads them (the store's snapshot is
+    tested in test_store.py)."""
+
+    def __init__(self) -> None:
+        self.answers: dict[tuple[str, str], Verdict] = {}
+
+    def set_standing(self, session_id: str, tool: str, label: str, verdict: Verdict) -> None:
+        self.answers[(session_id, tool)] = verdict
+
+    def standing_answer(self, session_id: str, tool_name: str) -> Verdict | None:
+        return self.answers.get((session_id, tool_name))
+
+
+def inspector(store: Grants | None = None, **policy: Any) -> PermissionInspector:
     return PermissionInspector(
         PermissionPolicy.model_validate(policy),
-        store or ApprovalStore(StateStore(":memory:")),
+        store or Grants(),
         ShellCalls((ShellTool(tool="shell"),), ()),
     )
 
@@ -175,7 +187,7 @@ def test_the_strictest_tool_rule_wins_and_gives_its_reason() -> None:
 
 
 def test_standing_answers_sit_between_never_allow_and_other_rules() -> None:
-    store = ApprovalStore(StateStore(":memory:"))
+    store = Grants()
     permission = inspector(
         store,
         tools=[

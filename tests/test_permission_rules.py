@@ -10,6 +10,7 @@ import pytest
 from sidecar.engine import PolicyEngine
 from sidecar.inspection.model import ToolCall
 from sidecar.inspection.verdict import Mode, Verdict
+from sidecar.state.approvals import ApprovalStore
 from tests.conftest import engine_for_mode, write_policy
 
 RULES = """
@@ -69,8 +70,9 @@ async def test_the_rule_reason_is_the_verdict_reason(engine: PolicyEngine) -> No
 async def test_never_allow_beats_a_persons_standing_answer(tmp_path: Path) -> None:
     write_policy(tmp_path, "rules.yaml", RULES)
     engine = engine_for_mode(Mode.AUTO, tmp_path)
-    store = engine._parts.grants  # the same store RecordDecision writes to
-    store.set_standing("p", "shell", "always_allow", Verdict.ALLOW, "d")  # type: ignore[attr-defined]
+    store = engine._parts.states.store  # the same store RecordDecision writes to
+    answers = ApprovalStore(store.database, changed=store.changed)  # type: ignore[attr-defined]
+    await answers.set_standing("p", "shell", "always_allow", Verdict.ALLOW, "d")
     assert (await verdict(engine, "kubectl delete ns x"))[0] is Verdict.DENY
     assert (await verdict(engine, "git push"))[
         0

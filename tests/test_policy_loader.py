@@ -7,12 +7,7 @@ from pathlib import Path
 import pytest
 
 from sidecar.engine import EngineParts, compile_policy
-from sidecar.inspection.repetition import RepetitionTracker
-from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import PolicyError, bundled_policy_dir, load_policy
-from sidecar.secrets import SecretScanner
-from sidecar.state.approvals import ApprovalStore
-from sidecar.state.store import StateStore
 
 
 def load(tmp_path: Path, files: dict[str, str], bundled: bool = False):
@@ -26,9 +21,7 @@ def load(tmp_path: Path, files: dict[str, str], bundled: bool = False):
 def problems(tmp_path: Path, files: dict[str, str]) -> list[str]:
     with pytest.raises(PolicyError) as raised:
         loaded = load(tmp_path, files)
-        parts = EngineParts(
-            Metrics(), ApprovalStore(StateStore(":memory:")), SecretScanner(), RepetitionTracker()
-        )
+        parts = EngineParts.local()
         compile_policy(loaded, parts, None)
     return [str(p) for p in raised.value.problems]
 
@@ -169,7 +162,5 @@ def test_argument_rule_examples_work_with_glob_only_tools(tmp_path: Path) -> Non
         "      examples: {match: ['/secret/x'], no_match: ['/public']}\n"
     )
     loaded = load(tmp_path, {"r.yaml": rule}, bundled=True)
-    parts = EngineParts(
-        Metrics(), ApprovalStore(StateStore(":memory:")), SecretScanner(), RepetitionTracker()
-    )
+    parts = EngineParts.local()
     compile_policy(loaded, parts, None)  # examples check out: no PolicyError

@@ -4,6 +4,7 @@ bounded in bytes."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from sidecar.observability.decision_log import DecisionLog
 from sidecar.secrets import SecretScanner
 from sidecar.state.approvals import ApprovalStore
 from sidecar.state.store import StateStore
+from sidecar.store.sqlite import SqliteStore
 
 
 def mode(path: Path) -> int:
@@ -36,8 +38,11 @@ def test_state_files_and_directories_are_private_whatever_the_umask(
 ) -> None:
     path = tmp_path / "a" / "b" / "state.db"
     tmp_path.chmod(0o755)
-    store = StateStore(str(path))
-    ApprovalStore(store).set_standing("s", "shell", "always_allow", Verdict.ALLOW, "d")
+    sqlite = SqliteStore(str(path))
+    store = sqlite.file
+    asyncio.run(
+        ApprovalStore(sqlite.database).set_standing("s", "shell", "always_allow", Verdict.ALLOW)
+    )
     try:
         assert mode(tmp_path / "a") == 0o700
         assert mode(tmp_path / "a" / "b") == 0o700
@@ -64,14 +69,17 @@ def test_the_decision_log_file_is_private_whatever_the_umask(tmp_path: Path, uma
     assert mode(path) == 0o600
 
 
-def test_the_answer_cache_is_bounded_in_bytes_and_stays_exact() -> None:
-    state = StateStore(":memory:")
-    store = ApprovalStore(state, cache_bytes=64 * 1024)
+async def test_the_snapshot_cache_is_bounded_in_bytes_and_stays_exact(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("sidecar.store.sqlite.CACHE_BYTES", 64 * 1024)
+    store = SqliteStore(":memory:")
+    answers = ApprovalStore(store.database, changed=store.changed)
     sessions = [f"session-{i:04d}-" + "x" * 240 for i in range(400)]  # 256-character ids
     for session in sessions:
-        store.set_standing(session, "t" * 256, "always_deny", Verdict.DENY, "d")
+        await answers.set_standing(session, "t" * 256, "always_deny", Verdict.DENY, "d")
     for session in sessions:
-        assert store.standing_answer(session, "t" * 256) is Verdict.DENY
-        assert store.standing_answer(session, "other") is None
-    assert store.cache_bytes <= 64 * 1024
-    state.close()
+        assert (await store.load_session(session)).standing == {"t" * 256: Verdict.DENY}
+        assert store.cache_bytes <= 64 * 1024
+    assert (await store.load_session("other")).empty
+    await store.close()

@@ -82,6 +82,16 @@ class ContextExhausted(Exception):
     """The view cannot be made to fit, or compaction may not help: FAILED_PRECONDITION."""
 
 
+class SessionConflict(ContextExhausted):
+    """Another replica or worker kept changing the session while this call ran (after
+    CONFLICT_ATTEMPTS tries): ABORTED, and nothing of this call is stored."""
+
+
+# A call that lost a race with another replica or worker is planned again on the
+# session as stored, up to this many times (each loser finds a newer version).
+CONFLICT_ATTEMPTS = 16
+
+
 @dataclass(frozen=True, slots=True)
 class NewMessage:
     """A message as a runtime sends it: flags may be unset (None)."""
@@ -171,10 +181,13 @@ class ContextManager:
 
     # -- sessions ---------------------------------------------------------------
 
-    def _lookup(self, session_id: str, create: bool, provider_managed: bool) -> Session:
+    async def _lookup(self, session_id: str, create: bool, provider_managed: bool) -> Session:
         session = self._cache.get(session_id)
         if session is None:
-            loaded = self._store.load(session_id)
+            loaded = await self._store.load(session_id)
+            cached = self._cache.get(session_id)
+            if cached is not None:  # another call loaded it meanwhile
+                return cached
             if loaded is not None:
                 session = Session.light(loaded.state, loaded.last_group, loaded.last_assistant)
             elif create:
@@ -188,13 +201,25 @@ class ContextManager:
     async def _acquire(self, session_id: str, create: bool, provider_managed: bool) -> Session:
         """The session, locked; a call that may not create one gets SessionNotFound."""
         while True:
-            session = self._lookup(session_id, create, provider_managed)
+            session = await self._lookup(session_id, create, provider_managed)
             session.users += 1
             try:
                 await session.lock.acquire()
             except BaseException:
                 session.users -= 1
                 raise
+            if self._store.shared and session.persisted and not session.deleted:
+                # Replicas and workers share the store: what this one holds is used only
+                # if it is still the stored version.
+                try:
+                    stored = await self._store.version(session_id)
+                except BaseException:
+                    self._release(session)
+                    raise
+                if stored != session.state.version:
+                    self._evict(session)
+                    self._release(session)
+                    continue
             if not session.deleted and (create or session.persisted):
                 return session
             self._release(session)
@@ -202,13 +227,26 @@ class ContextManager:
                 raise SessionNotFound(session_id)
             # Deleted while we waited: look again (a new session may be created).
 
-    def _view(self, session: Session, staged: Sequence[Message] = ()) -> list[Message]:
+    async def _load_view(self, session: Session, staged: Sequence[Message] = ()) -> list[Message]:
         """The session's agent view, loaded from the store if it is not held (plus the
         visible messages `staged` by this call, which the store does not have yet)."""
         if session.view is None:
-            session.attach(self._store.load_view(session.state.id) + list(staged))
+            session.attach(await self._store.load_view(session.state.id) + list(staged))
         assert session.view is not None
         return session.view
+
+    @staticmethod
+    def _view(session: Session) -> list[Message]:
+        """The view of a session whose view this call has loaded."""
+        assert session.view is not None
+        return session.view
+
+    def _evict(self, session: Session) -> None:
+        """Forget a session held here that is not the stored one any more; calls waiting
+        for it look it up again."""
+        session.deleted = True
+        if self._cache.get(session.state.id) is session:
+            self._cache.pop(session.state.id)
 
     def _release(self, session: Session) -> None:
         session.users -= 1
@@ -223,7 +261,7 @@ class ContextManager:
             if self._cache.get(session.state.id) is session:
                 self._cache.pop(session.state.id)
 
-    def _commit(self, session: Session, call: _Call, before: SessionState) -> None:
+    async def _commit(self, session: Session, call: _Call, before: SessionState) -> None:
         """Store what the call changed, in one transaction; raise if it cannot be."""
         state = session.state
         now = time.time()
@@ -238,7 +276,7 @@ class ContextManager:
         state.last_active_at = now
         if changed:
             state.version = call.expected_version + 1
-        stored = self._store.commit(
+        stored = await self._store.commit(
             Change(
                 replace(state), call.expected_version, call.created, call.appended,
                 call.flips, call.inserts,
@@ -247,7 +285,7 @@ class ContextManager:
         if not stored:
             for trigger, _ in call.events[:1]:
                 self._metrics.compactions.labels(trigger=trigger, result="conflict").inc()
-            raise ContextExhausted("the session changed while this call ran; try again")
+            raise SessionConflict("the session changed while this call ran; try again")
         session.persisted = True
         session.tracker = session.tracker.settled()
         for trigger, result in call.events:
@@ -266,23 +304,32 @@ class ContextManager:
         usage: Usage | None,
         provider_managed: bool = False,
     ) -> int:
-        session = await self._acquire(session_id, bool(messages), provider_managed)
-        try:
-            saved = session.save()
+        for attempt in range(CONFLICT_ATTEMPTS):
+            # Validated even though the commit checks the version too: a stale session
+            # could refuse good input (a result for a call made through another replica).
+            session = await self._acquire(session_id, bool(messages), provider_managed)
             try:
-                call = _Call(not session.persisted, session.state.version)
-                self._stage_append(session, call, messages, usage)
-                self._commit(session, call, saved.state)
-            except BaseException:
-                session.restore(saved)
-                raise
-            stored = session.state.next_seq - 1
-        finally:
-            self._release(session)
-        self._schedule_summaries(session)
-        return stored
+                saved = session.save()
+                try:
+                    call = _Call(not session.persisted, session.state.version)
+                    await self._stage_append(session, call, messages, usage)
+                    await self._commit(session, call, saved.state)
+                except BaseException:
+                    session.restore(saved)
+                    raise
+                stored = session.state.next_seq - 1
+            except SessionConflict:
+                if attempt + 1 == CONFLICT_ATTEMPTS:
+                    raise
+                self._evict(session)  # planned again on the stored session
+                continue
+            finally:
+                self._release(session)
+            self._schedule_summaries(session)
+            return stored
+        raise AssertionError("unreachable")
 
-    def _stage_append(
+    async def _stage_append(
         self,
         session: Session,
         call: _Call,
@@ -335,13 +382,13 @@ class ContextManager:
             next_seq += 1
         if prepared and session.persisted:
             # The store's indexes know every id used, hidden ones too: none held in memory.
-            stored = self._store.existing_ids(state.id, list(batch))
+            stored = await self._store.existing_ids(state.id, list(batch))
             if stored:
                 first = min(batch[i] for i in stored)
                 raise ContextError(
                     f"messages[{first}].id", f"duplicate message id {messages[first].id!r}"
                 )
-            used = set(self._store.existing_calls(state.id, list(tracker.seen_calls)))
+            used = set(await self._store.existing_calls(state.id, list(tracker.seen_calls)))
             if used:
                 index, message = next(
                     (i, m)
@@ -358,9 +405,9 @@ class ContextManager:
         session.extend(visible)
         call.appended.extend(prepared)
         if usage is not None:
-            self._take_usage(session, usage, visible)
+            await self._take_usage(session, usage, visible)
 
-    def _take_usage(self, session: Session, usage: Usage, staged: list[Message]) -> None:
+    async def _take_usage(self, session: Session, usage: Usage, staged: list[Message]) -> None:
         """A report covers the messages up to and including the assistant message its
         model call produced (or the one it names). `staged`: this call's visible ones."""
         state = session.state
@@ -372,10 +419,10 @@ class ContextManager:
         if usage.through_message_id:
             covered = next((m for m in staged if m.id == usage.through_message_id), None)
             if covered is None:
-                self._view(session, staged)
+                await self._load_view(session, staged)
                 covered = session.find(usage.through_message_id)
             if covered is None:
-                if self._store.message(state.id, usage.through_message_id) is None:
+                if await self._store.message(state.id, usage.through_message_id) is None:
                     raise ContextError(
                         "usage.through_message_id",
                         f"no message {usage.through_message_id!r} in this session",
@@ -384,7 +431,7 @@ class ContextManager:
         else:
             covered = session.last_assistant
             if covered is None:  # no model reply yet: the report covers all there is
-                view = staged or self._view(session)
+                view = staged or await self._load_view(session)
                 covered = view[-1] if view else None
         if covered is None or not covered.agent_visible:
             return
@@ -395,7 +442,9 @@ class ContextManager:
         ):
             return
         # The messages after the covered one: usually this call's own, else the view's.
-        later = staged if any(m is covered for m in staged) else self._view(session, staged)
+        later = (
+            staged if any(m is covered for m in staged) else await self._load_view(session, staged)
+        )
         after = 0
         for index in range(len(later) - 1, -1, -1):
             if later[index].seq == covered.seq:
@@ -424,26 +473,33 @@ class ContextManager:
         context_exceeded: bool,
         provider_managed: bool = False,
     ) -> Projection:
-        session = await self._acquire(session_id, bool(messages), provider_managed)
-        try:
-            self._view(session)  # before anything is staged: the store has all of it
-            saved = session.save()
+        for attempt in range(CONFLICT_ATTEMPTS):
+            session = await self._acquire(session_id, bool(messages), provider_managed)
             try:
-                call = _Call(not session.persisted, session.state.version)
-                if messages or usage is not None:
-                    self._stage_append(session, call, messages, usage)
-                projection = await self._stage_projection(
-                    session, call, context_limit, context_exceeded
-                )
-                self._commit(session, call, saved.state)
-            except BaseException:
-                session.restore(saved)
-                raise
-        finally:
-            self._release(session)
-        self._metrics.projected_tokens.observe(projection.tokens.tokens)
-        self._schedule_summaries(session)
-        return projection
+                await self._load_view(session)  # before anything is staged: stored as is
+                saved = session.save()
+                try:
+                    call = _Call(not session.persisted, session.state.version)
+                    if messages or usage is not None:
+                        await self._stage_append(session, call, messages, usage)
+                    projection = await self._stage_projection(
+                        session, call, context_limit, context_exceeded
+                    )
+                    await self._commit(session, call, saved.state)
+                except BaseException:
+                    session.restore(saved)
+                    raise
+            except SessionConflict:
+                if attempt + 1 == CONFLICT_ATTEMPTS:
+                    raise
+                self._evict(session)  # planned again on the stored session
+                continue
+            finally:
+                self._release(session)
+            self._metrics.projected_tokens.observe(projection.tokens.tokens)
+            self._schedule_summaries(session)
+            return projection
+        raise AssertionError("unreachable")
 
     async def _stage_projection(
         self, session: Session, call: _Call, context_limit: int, context_exceeded: bool
@@ -579,10 +635,11 @@ class ContextManager:
             overhead=max(before.tokens - ratio * cost(shown), 0.0),
             summary_cap=max(int(SUMMARY_SHARE * limit), MIN_SUMMARY_TOKENS),
         )
+        originals = await self._originals(session, call, shown)
         try:
             planned = await plan(
                 shown, budget, self._summarizer(), state.next_seq, int(time.time() * 1000),
-                lambda stand_in: self._original(session, call, stand_in),
+                lambda stand_in: originals.get(stand_in.replaces),
             )  # fmt: skip
         except DoesNotFit as error:
             raise ContextExhausted(str(error)) from None
@@ -623,21 +680,25 @@ class ContextManager:
             after.tokens,
         )  # fmt: skip
 
-    def _original(self, session: Session, call: _Call, stand_in: Message) -> Message | None:
-        """The message a stand-in replaces, to shorten it again from the full text (it
-        may have come with this very call, and not be stored yet)."""
-        if not stand_in.replaces:
-            return None
-        original = next((m for m in call.appended if m.id == stand_in.replaces), None)
-        if original is None:
-            original = self._store.message(session.state.id, stand_in.replaces)
-        if original is None or not is_result(original):
-            return None
-        return replace(original, tokens=estimate(original))
+    async def _originals(
+        self, session: Session, call: _Call, shown: Sequence[Message]
+    ) -> dict[str, Message]:
+        """The messages the view's stand-ins replace, to shorten them again from the full
+        text (one may have come with this very call, and not be stored yet)."""
+        found: dict[str, Message] = {}
+        for stand_in in shown:
+            if stand_in.kind is Kind.ORDINARY or not stand_in.replaces:
+                continue
+            original = next((m for m in call.appended if m.id == stand_in.replaces), None)
+            if original is None:
+                original = await self._store.message(session.state.id, stand_in.replaces)
+            if original is not None and is_result(original):
+                found[stand_in.replaces] = replace(original, tokens=estimate(original))
+        return found
 
     # -- history ----------------------------------------------------------------
 
-    def history(
+    async def history(
         self, session_id: str, page_token: str, page_size: int
     ) -> tuple[list[Message], str]:
         after: tuple[float, int] | None = None
@@ -648,9 +709,10 @@ class ContextManager:
             except ValueError:
                 raise ContextError("page_token", "not a token from a previous response") from None
         cached = self._cache.get(session_id)
-        if not (cached is not None and cached.persisted) and not self._store.exists(session_id):
+        held = cached is not None and cached.persisted and not self._store.shared
+        if not held and not await self._store.exists(session_id):
             raise SessionNotFound(session_id)
-        page = self._store.history(session_id, after, page_size + 1)
+        page = await self._store.history(session_id, after, page_size + 1)
         more = len(page) > page_size
         page = page[:page_size]
         token = f"{page[-1].position!r}:{page[-1].seq}" if more and page else ""
@@ -665,7 +727,7 @@ class ContextManager:
             cached.users += 1
             await cached.lock.acquire()  # calls in flight on it finish first
         try:
-            removed = self._delete([session_id], "request")
+            removed = await self._delete([session_id], "request")
         finally:
             if cached is not None:
                 cached.users -= 1
@@ -674,8 +736,8 @@ class ContextManager:
             raise SessionNotFound(session_id)
         return removed[session_id]
 
-    def _delete(self, session_ids: Sequence[str], reason: str) -> dict[str, int]:
-        removed = self._store.delete(session_ids)
+    async def _delete(self, session_ids: Sequence[str], reason: str) -> dict[str, int]:
+        removed = await self._store.delete(session_ids)
         for session_id in session_ids:
             forgot = [forget(session_id) for forget in self._forget]
             session = self._cache.pop(session_id)
@@ -700,16 +762,16 @@ class ContextManager:
                 await asyncio.sleep(5.0)  # a reload may turn it on
                 continue
             try:
-                self.expire_idle(seconds)
+                await self.expire_idle(seconds)
             except Exception:
                 log.exception("expiring idle sessions failed; will try again")
             await asyncio.sleep(min(max(seconds / 4, 0.1), 60.0))
 
-    def expire_idle(self, seconds: float) -> int:
+    async def expire_idle(self, seconds: float) -> int:
         cutoff = time.time() - seconds
         expired = 0
         while True:
-            candidates = self._store.idle(cutoff, 100)
+            candidates = await self._store.idle(cutoff, 100)
             idle = []
             for session_id in candidates:
                 cached = self._cache.get(session_id)
@@ -717,7 +779,7 @@ class ContextManager:
                 if cached is None or not (cached.busy or cached.state.last_active_at >= cutoff):
                     idle.append(session_id)
             if idle:
-                expired += len(self._delete(idle, "retention"))
+                expired += len(await self._delete(idle, "retention"))
             if len(candidates) < 100 or not idle:
                 return expired
 
@@ -726,19 +788,25 @@ class ContextManager:
     def _schedule_summaries(self, session: Session) -> None:
         if session.summarising or session.state.provider_managed or session.deleted:
             return
-        if not self._eligible_pairs(session):
+        if not self._may_summarise(session):
             return
         session.summarising = True
         task = asyncio.create_task(self._summarise_pairs(session))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _eligible_pairs(self, session: Session) -> list[tuple[Message, Message]]:
+    def _may_summarise(self, session: Session) -> bool:
+        """Cheap: all ordinary results together are an upper bound of the old ones."""
         policy = self._policy()
         limit = session.state.context_limit or policy.default_context_limit
-        # Cheap first: all ordinary results together are an upper bound of the old ones.
-        if limit <= 0 or session.state.result_tokens <= policy.tool_pair_cutoff_ratio * limit:
+        return limit > 0 and session.state.result_tokens > policy.tool_pair_cutoff_ratio * limit
+
+    def _eligible_pairs(self, session: Session) -> list[tuple[Message, Message]]:
+        """The view must be loaded."""
+        if not self._may_summarise(session):
             return []
+        policy = self._policy()
+        limit = session.state.context_limit or policy.default_context_limit
         all_groups = groups(self._view(session))
         old = all_groups[: max(len(all_groups) - policy.tool_pair_keep_recent, 0)]
         calls: dict[str, Message] = {}
@@ -762,7 +830,11 @@ class ContextManager:
 
     async def _summarise_pairs(self, session: Session) -> None:
         try:
-            pairs = self._eligible_pairs(session)
+            async with session.lock:
+                if session.deleted:
+                    return
+                await self._load_view(session)
+                pairs = self._eligible_pairs(session)
             summarizer = self._summarizer()
             for call_message, result_message in pairs:
                 result = result_message.tool_results[0]
@@ -775,7 +847,7 @@ class ContextManager:
                     self._metrics.tool_pair_summaries.labels(result="failed").inc()
                     continue
                 async with session.lock:
-                    applied = not session.deleted and self._apply_pair_summary(
+                    applied = not session.deleted and await self._apply_pair_summary(
                         session, call_message, result_message, fingerprint, text
                     )
                 self._metrics.tool_pair_summaries.labels(
@@ -784,7 +856,7 @@ class ContextManager:
         finally:
             session.summarising = False
 
-    def _apply_pair_summary(
+    async def _apply_pair_summary(
         self,
         session: Session,
         call_message: Message,
@@ -792,8 +864,9 @@ class ContextManager:
         fingerprint: str,
         text: str,
     ) -> bool:
-        """Only if exactly the matching call and result are still there, unchanged."""
-        view = self._view(session)
+        """Only if exactly the matching call and result are still there, unchanged (a
+        replica that applied it first moved the version on: this commit then conflicts)."""
+        view = await self._load_view(session)
         by_seq = {m.seq: i for i, m in enumerate(view)}
         call_index = by_seq.get(call_message.seq)
         result_index = by_seq.get(result_message.seq)
@@ -827,7 +900,12 @@ class ContextManager:
             new_view = list(view)
             new_view[result_index] = stand_in
             session.replace_view(new_view)
-            self._commit(session, call, saved.state)
+            await self._commit(session, call, saved.state)
+        except SessionConflict:
+            session.restore(saved)
+            if self._store.shared:
+                self._evict(session)  # the next call reads the stored session
+            return False
         except ContextExhausted:
             session.restore(saved)
             return False

@@ -1,12 +1,16 @@
-"""Session storage: an interface, and the SQLite implementation (the same file as the
-rest of the state). Messages are never deleted while their session lives; only their
-flags change. Deleting a session removes every row it owns (`StateStore.delete_sessions`)."""
+"""Session storage: an interface, and its SQL implementation on either engine (the same
+database as the rest of the state: the SQLite file, or PostgreSQL shared by replicas).
+Messages are never deleted while their session lives; only their flags change. Deleting a
+session removes every row it owns (the store's `delete_sessions`).
+
+Every change is one transaction that first moves the session's version on, if it is still
+the version the change was planned against (optimistic concurrency): of two replicas or
+workers changing one session at once, one commits and the other is told to try again."""
 
 from __future__ import annotations
 
-import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -18,8 +22,8 @@ from sidecar.context.messages import (
     parts_from_json,
     parts_to_json,
 )
-from sidecar.observability.metrics import Metrics
-from sidecar.state.store import StateStore
+from sidecar.store.errors import StoreConflict
+from sidecar.store.sql import Database, Executor
 
 _SESSION_FIELDS = (
     "id, provider_managed, context_limit, version, usage_tokens, usage_seq, calibration, "
@@ -78,59 +82,70 @@ class Loaded:
 
 
 class SessionStore(Protocol):
-    def load(self, session_id: str) -> Loaded | None: ...
+    # Other processes change the same sessions: a session held in memory must be checked
+    # against the stored version before it is used.
+    shared: bool
 
-    def load_view(self, session_id: str) -> list[Message]:
+    async def load(self, session_id: str) -> Loaded | None: ...
+
+    async def load_view(self, session_id: str) -> list[Message]:
         """The agent-visible messages, in order."""
         ...
 
-    def exists(self, session_id: str) -> bool: ...
+    async def version(self, session_id: str) -> int | None:
+        """The stored version of the session; None if it does not exist."""
+        ...
 
-    def existing_ids(self, session_id: str, ids: Sequence[str]) -> list[str]: ...
+    async def exists(self, session_id: str) -> bool: ...
 
-    def existing_calls(self, session_id: str, call_ids: Sequence[str]) -> list[str]: ...
+    async def existing_ids(self, session_id: str, ids: Sequence[str]) -> list[str]: ...
 
-    def message(self, session_id: str, message_id: str) -> Message | None: ...
+    async def existing_calls(self, session_id: str, call_ids: Sequence[str]) -> list[str]: ...
 
-    def commit(self, change: Change) -> bool:
+    async def message(self, session_id: str, message_id: str) -> Message | None: ...
+
+    async def commit(self, change: Change) -> bool:
         """Write the change if the session is still at `expected_version` (optimistic
         concurrency); False, and nothing written, if it is not."""
         ...
 
-    def history(
+    async def history(
         self, session_id: str, after: tuple[float, int] | None, limit: int
     ) -> list[Message]: ...
 
-    def delete(self, session_ids: Sequence[str]) -> dict[str, int]:
+    async def delete(self, session_ids: Sequence[str]) -> dict[str, int]:
         """Remove the sessions and every row they own; messages removed per session
         (sessions that had no row anywhere are left out)."""
         ...
 
-    def idle(self, before: float, limit: int) -> list[str]:
+    async def idle(self, before: float, limit: int) -> list[str]:
         """Sessions last active before `before` (Unix time), oldest first."""
         ...
 
 
-class SqliteSessionStore:
-    def __init__(self, state: StateStore, metrics: Metrics) -> None:
-        self._db = state
-        self._metrics = metrics
+DeleteRows = Callable[[Sequence[str]], Awaitable[dict[str, dict[str, int]]]]
 
-    def _timed(self, op: str) -> _Timer:
-        return _Timer(self._metrics, op)
 
-    def load(self, session_id: str) -> Loaded | None:
-        with self._timed("load"), self._db.reading() as db:
-            row = db.execute(_LOAD_SESSION, (session_id,)).fetchone()
+class SqlSessionStore:
+    """SessionStore on the store's database (SQLite or PostgreSQL, the same SQL)."""
+
+    def __init__(self, database: Database, delete_rows: DeleteRows) -> None:
+        self._db = database
+        self._delete_rows = delete_rows
+        self.shared = database.shared
+
+    async def load(self, session_id: str) -> Loaded | None:
+        async with self._db.reading("load") as db:
+            row = await db.fetchrow(_LOAD_SESSION, (session_id,))
             if row is None:
                 return None
             # Back from the end to the first message that is not a tool result.
             group: list[Message] = []
             after = (float("inf"), 0)
             while True:
-                rows = db.execute(
+                rows = await db.fetch(
                     _VIEW_BACKWARDS, (session_id, after[0], after[0], after[1], 64)
-                ).fetchall()
+                )
                 page = [_message(r) for r in rows]
                 start = next((i for i, m in enumerate(page) if m.role is not Role.TOOL), None)
                 if start is not None or len(page) < 64:
@@ -148,46 +163,47 @@ class SqliteSessionStore:
                 None,
             )
             if last is None:
-                found = db.execute(_LAST_ASSISTANT, (session_id,)).fetchone()
+                found = await db.fetchrow(_LAST_ASSISTANT, (session_id,))
                 last = _message(found) if found is not None else None
         return Loaded(_state(row), group, last)
 
-    def load_view(self, session_id: str) -> list[Message]:
-        with self._timed("load_view"), self._db.reading() as db:
-            rows = db.execute(_LOAD_VIEW, (session_id,)).fetchall()
+    async def load_view(self, session_id: str) -> list[Message]:
+        async with self._db.reading("load_view") as db:
+            rows = await db.fetch(_LOAD_VIEW, (session_id,))
         return [_message(r) for r in rows]
 
-    def exists(self, session_id: str) -> bool:
-        with self._db.reading() as db:
-            return (
-                db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
-                is not None
-            )
+    async def version(self, session_id: str) -> int | None:
+        async with self._db.reading("version") as db:
+            row = await db.fetchrow("SELECT version FROM sessions WHERE id = ?", (session_id,))
+        return None if row is None else int(row[0])
 
-    def existing_ids(self, session_id: str, ids: Sequence[str]) -> list[str]:
+    async def exists(self, session_id: str) -> bool:
+        return await self.version(session_id) is not None
+
+    async def existing_ids(self, session_id: str, ids: Sequence[str]) -> list[str]:
         found: list[str] = []
-        with self._timed("existing_ids"), self._db.reading() as db:
+        async with self._db.reading("existing_ids") as db:
             for start in range(0, len(ids), 500):  # SQLite's bound on parameters
                 chunk = list(ids[start : start + 500])
                 marks = ",".join("?" * len(chunk))
                 found += [
-                    r[0]
-                    for r in db.execute(
+                    str(r[0])
+                    for r in await db.fetch(
                         f"SELECT id FROM messages WHERE session_id = ? AND id IN ({marks})",  # noqa: S608
                         (session_id, *chunk),
                     )
                 ]
         return found
 
-    def existing_calls(self, session_id: str, call_ids: Sequence[str]) -> list[str]:
+    async def existing_calls(self, session_id: str, call_ids: Sequence[str]) -> list[str]:
         found: list[str] = []
-        with self._timed("existing_calls"), self._db.reading() as db:
+        async with self._db.reading("existing_calls") as db:
             for start in range(0, len(call_ids), 500):
                 chunk = list(call_ids[start : start + 500])
                 marks = ",".join("?" * len(chunk))
                 found += [
-                    r[0]
-                    for r in db.execute(
+                    str(r[0])
+                    for r in await db.fetch(
                         "SELECT call_id FROM tool_calls "  # noqa: S608 (placeholders only)
                         f"WHERE session_id = ? AND call_id IN ({marks})",
                         (session_id, *chunk),
@@ -195,102 +211,90 @@ class SqliteSessionStore:
                 ]
         return found
 
-    def message(self, session_id: str, message_id: str) -> Message | None:
-        with self._db.reading() as db:
-            row = db.execute(
+    async def message(self, session_id: str, message_id: str) -> Message | None:
+        async with self._db.reading("message") as db:
+            row = await db.fetchrow(
                 _MESSAGE_FIELDS + "WHERE session_id = ? AND id = ?", (session_id, message_id)
-            ).fetchone()
+            )
         return _message(row) if row is not None else None
 
-    def commit(self, change: Change) -> bool:
+    async def commit(self, change: Change) -> bool:
         state = change.state
-        with self._timed("commit"), self._db.transaction() as db:
-            if change.created:
-                db.execute(
-                    "INSERT INTO sessions (id, created_at) VALUES (?, ?)", (state.id, time.time())
+        try:
+            async with self._db.transaction("commit") as db:
+                if change.created:
+                    # A replica creating the same session first makes this a conflict.
+                    await db.execute(
+                        "INSERT INTO sessions (id, created_at) VALUES (?, ?)",
+                        (state.id, time.time()),
+                    )
+                # First, and conditional: it takes the session's row (PostgreSQL locks it
+                # until the commit) only if nobody moved the version on meanwhile.
+                if not await _update_state(db, state, change.expected_version):
+                    raise StoreConflict(f"session {state.id!r} changed")
+                await db.executemany(_INSERT_MESSAGE, [_row(state.id, m) for m in change.appended])
+                await db.executemany(
+                    "INSERT INTO tool_calls (session_id, call_id, seq) VALUES (?, ?, ?)",
+                    [
+                        (state.id, call.id, m.seq)
+                        for m in change.appended
+                        if m.agent_visible
+                        for call in m.tool_calls
+                    ],
                 )
-            else:
-                current = db.execute(
-                    "SELECT version FROM sessions WHERE id = ?", (state.id,)
-                ).fetchone()
-                if current is None or current[0] != change.expected_version:
-                    return False
-            db.executemany(_INSERT_MESSAGE, [_row(state.id, m) for m in change.appended])
-            db.executemany(
-                "INSERT INTO tool_calls (session_id, call_id, seq) VALUES (?, ?, ?)",
-                [
-                    (state.id, call.id, m.seq)
-                    for m in change.appended
-                    if m.agent_visible
-                    for call in m.tool_calls
-                ],
-            )
-            # Inserts before flips: a call may hide a stand-in it inserted itself.
-            db.executemany(_INSERT_MESSAGE, [_row(state.id, m) for m in change.inserts])
-            db.executemany(
-                "UPDATE messages SET user_visible = ?, agent_visible = ? "
-                "WHERE session_id = ? AND seq = ?",
-                [
-                    (int(m.user_visible), int(m.agent_visible), state.id, m.seq)
-                    for m in change.flips
-                ],
-            )
-            _update_state(db, state)
-            return True
+                # Inserts before flips: a call may hide a stand-in it inserted itself.
+                await db.executemany(_INSERT_MESSAGE, [_row(state.id, m) for m in change.inserts])
+                await db.executemany(
+                    "UPDATE messages SET user_visible = ?, agent_visible = ? "
+                    "WHERE session_id = ? AND seq = ?",
+                    [
+                        (int(m.user_visible), int(m.agent_visible), state.id, m.seq)
+                        for m in change.flips
+                    ],
+                )
+        except StoreConflict:
+            return False
+        return True
 
-    def history(
+    async def history(
         self, session_id: str, after: tuple[float, int] | None, limit: int
     ) -> list[Message]:
         position, seq = after if after is not None else (float("-inf"), 0)
-        with self._timed("history"), self._db.reading() as db:
-            rows = db.execute(
-                _HISTORY_PAGE, (session_id, position, position, seq, limit)
-            ).fetchall()
+        async with self._db.reading("history") as db:
+            rows = await db.fetch(_HISTORY_PAGE, (session_id, position, position, seq, limit))
         return [_message(r) for r in rows]
 
-    def delete(self, session_ids: Sequence[str]) -> dict[str, int]:
-        with self._timed("delete"):
-            removed = self._db.delete_sessions(session_ids)
+    async def delete(self, session_ids: Sequence[str]) -> dict[str, int]:
+        removed = await self._delete_rows(session_ids)
         return {
             session_id: rows.get("messages", 0)
             for session_id, rows in removed.items()
             if any(rows.values())
         }
 
-    def idle(self, before: float, limit: int) -> list[str]:
-        with self._db.reading() as db:
-            rows = db.execute(
+    async def idle(self, before: float, limit: int) -> list[str]:
+        async with self._db.reading("idle") as db:
+            rows = await db.fetch(
                 "SELECT id FROM sessions WHERE last_active_at < ? ORDER BY last_active_at LIMIT ?",
                 (before, limit),
-            ).fetchall()
+            )
         return [str(r[0]) for r in rows]
 
 
-class _Timer:
-    def __init__(self, metrics: Metrics, op: str) -> None:
-        self._observe = metrics.store_seconds.labels(op=op).observe
-        self._started = 0.0
-
-    def __enter__(self) -> None:
-        self._started = time.perf_counter()
-
-    def __exit__(self, *exc: object) -> None:
-        self._observe(time.perf_counter() - self._started)
-
-
-def _update_state(db: sqlite3.Connection, state: SessionState) -> None:
-    db.execute(
+async def _update_state(db: Executor, state: SessionState, expected_version: int) -> bool:
+    changed = await db.execute(
         "UPDATE sessions SET provider_managed = ?, context_limit = ?, version = ?, "
         "usage_tokens = ?, usage_seq = ?, calibration = ?, recoveries = ?, next_seq = ?, "
         "calibrated_seq = ?, rewrite_seq = ?, last_active_at = ?, view_tokens = ?, "
-        "result_tokens = ? WHERE id = ?",
+        "result_tokens = ? WHERE id = ? AND version = ?",
         (
             int(state.provider_managed), state.context_limit, state.version, state.usage_tokens,
-            state.usage_seq, state.calibration, state.recoveries, state.next_seq,
-            state.calibrated_seq, state.rewrite_seq, state.last_active_at, state.view_tokens,
-            state.result_tokens, state.id,
+            state.usage_seq, float(state.calibration), state.recoveries, state.next_seq,
+            state.calibrated_seq, state.rewrite_seq, float(state.last_active_at),
+            state.view_tokens, state.result_tokens, state.id, expected_version,
         ),
     )  # fmt: skip
+    return changed == 1
 
 
 def _row(session_id: str, m: Message) -> tuple[object, ...]:

@@ -3,14 +3,14 @@
 The chain merges strictest first, so an inspector cannot turn another's REQUIRE_APPROVAL into
 ALLOW; the person answering the question can. This runs on the merged verdicts: an "allow
 once" answer turns REQUIRE_APPROVAL into ALLOW (never DENY into anything), a "deny once"
-answer makes the call DENY. Either is used up by that Inspect, whatever its verdict.
+answer makes the call DENY. Either is used up by that Inspect, whatever its verdict
+(`SessionStates.settle_once` finds the answer in the session's snapshot and uses it up
+in the store, where only one replica can win it).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from typing import Protocol
 
 from sidecar.inspection.model import CallVerdict, Finding, ToolCall
 from sidecar.inspection.verdict import Verdict
@@ -19,34 +19,13 @@ from sidecar.state.approvals import OnceAnswer
 RULE_ID = "permission.answered_once"
 
 
-class OnceAnswers(Protocol):
-    def has_once_answers(self, session_id: str) -> bool: ...
-
-    def take_once_answer(
-        self, session_id: str, tool_name: str, digest: str
-    ) -> OnceAnswer | None: ...
-
-
 def arguments_digest(call: ToolCall) -> str:
     """What "the same arguments" means: the canonical JSON (key order, spacing ignored)."""
     text = call.canonical_arguments.encode("utf-8", "surrogatepass")
     return hashlib.sha256(text).hexdigest()
 
 
-def apply_once_answers(
-    session_id: str, verdicts: Sequence[CallVerdict], answers: OnceAnswers
-) -> list[CallVerdict]:
-    if not answers.has_once_answers(session_id):
-        return list(verdicts)  # the common case: no answer waits in this session
-    settled: list[CallVerdict] = []
-    for verdict in verdicts:
-        call = verdict.call
-        answer = answers.take_once_answer(session_id, call.name, arguments_digest(call))
-        settled.append(verdict if answer is None else _settle(verdict, answer))
-    return settled
-
-
-def _settle(verdict: CallVerdict, answer: OnceAnswer) -> CallVerdict:
+def settle(verdict: CallVerdict, answer: OnceAnswer) -> CallVerdict:
     label = "allowed" if answer.verdict is Verdict.ALLOW else "denied"
     message = (
         f"a person {label} this call once "

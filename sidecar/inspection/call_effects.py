@@ -25,7 +25,7 @@ from sidecar.inspection.session_flow import SessionFlow
 from sidecar.inspection.shell_calls import ShellCalls
 from sidecar.shell.walk import ShellAnalysis
 from sidecar.shell.walk import analyse as shell_analyse
-from sidecar.state.session_facts import SessionFacts
+from sidecar.state.session_facts import FactStore
 
 _MAX_REMEMBERED = 4096
 _REMEMBERED_LENGTH = 2048  # longer lines are worked out afresh, not kept
@@ -55,7 +55,7 @@ class CallEffects:
         self,
         shell_calls: ShellCalls,
         analyser: EffectAnalyser,
-        facts: SessionFacts | None = None,
+        facts: FactStore | None = None,
     ) -> None:
         self.shell_calls = shell_calls
         self.analyser = analyser

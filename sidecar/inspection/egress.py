@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import re2
 
@@ -118,8 +119,20 @@ def domain_set(patterns: Iterable[str]) -> GlobSet:
     return GlobSet(globs)
 
 
+class TaintRecord(Protocol):
+    """Sessions that read a sensitive source: in memory (TaintTracker) or in the state
+    store, shared by every worker and replica (sidecar/store/states.py)."""
+
+    def taint(self, session_id: str, source: str) -> None: ...
+
+    def source(self, session_id: str) -> str | None: ...
+
+    def forget(self, session_id: str) -> bool: ...
+
+
 class TaintTracker:
-    """Sessions that have read a sensitive source. Bounded; survives policy reloads."""
+    """Sessions that have read a sensitive source, in this process's memory (shadow
+    evaluation uses it). Bounded; survives policy reloads."""
 
     def __init__(self, max_sessions: int = 100_000) -> None:
         self._sources: OrderedDict[str, str] = OrderedDict()
@@ -161,7 +174,7 @@ class EgressInspector(LocalInspector):
         shell_calls: ShellCalls,
         secrets: SecretScanner,
         sensitive: SensitivePaths,
-        taint: TaintTracker,
+        taint: TaintRecord,
     ) -> None:
         self._policy = policy
         self._url_tools = GlobSet(policy.url_tools)

@@ -25,7 +25,6 @@ from sidecar.inspection.verdict import Mode, Verdict
 from sidecar.matching.globs import GlobSet
 from sidecar.policy.schema import CommandPattern, CommandRule, PermissionPolicy
 from sidecar.shell.walk import ShellAnalysis, SimpleCommand
-from sidecar.state.approvals import OnceAnswer
 
 NAME = "permission"
 _RULE_VERDICTS = {
@@ -41,12 +40,6 @@ class GrantLookup(Protocol):
     """What a person answered before, as recorded by RecordDecision."""
 
     def standing_answer(self, session_id: str, tool_name: str) -> Verdict | None: ...
-
-    def has_once_answers(self, session_id: str) -> bool: ...
-
-    def take_once_answer(
-        self, session_id: str, tool_name: str, digest: str
-    ) -> OnceAnswer | None: ...
 
 
 def pattern_matches(pattern: CommandPattern, command: SimpleCommand) -> bool:

@@ -6,7 +6,7 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from sidecar.inspection.inspector import LocalInspector
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
@@ -15,13 +15,46 @@ from sidecar.inspection.verdict import Risk, Verdict
 NAME = "repetition"
 
 
+class StreakCounter(Protocol):
+    """Counts identical calls in a row per session: in memory (RepetitionTracker) or in
+    the state store, shared by every worker and replica (sidecar/store/states.py)."""
+
+    def observe(self, session_id: str, call: ToolCall) -> int: ...
+
+    def forget(self, session_id: str) -> bool: ...
+
+
 @dataclass(slots=True)
-class _Streak:
+class Streak:
     name: str
     arguments: dict[str, Any] | None  # kept when small; large ones only by digest
     digest: bytes
     count: int
     weight: int  # estimated bytes held
+
+    @classmethod
+    def start(cls, session_id: str, call: ToolCall) -> Streak:
+        """A streak of one: this call."""
+        size = _size_over(call.arguments, _KEPT_ARGUMENTS_BYTES)
+        small = size <= _KEPT_ARGUMENTS_BYTES
+        weight = 300 + len(session_id) + len(call.name) + (size if small else 64)
+        return cls(
+            call.name, call.arguments if small else None, b"" if small else _digest(call), 1, weight
+        )
+
+    @classmethod
+    def stored(cls, name: str, digest_hex: str, count: int) -> Streak:
+        """A streak as the state store keeps it: the tool and the arguments' digest."""
+        return cls(name, None, bytes.fromhex(digest_hex), count, 300 + len(name))
+
+    def digest_hex(self) -> str:
+        """What identifies the repeated call in the store (computed once, then kept)."""
+        if not self.digest:
+            self.digest = _digest(ToolCall("", self.name, self.arguments or {}))
+        return self.digest.hex()
+
+    def copy(self, count: int) -> Streak:
+        return Streak(self.name, self.arguments, self.digest, count, self.weight)
 
     def continues_with(self, call: ToolCall) -> bool:
         if call.name != self.name:
@@ -80,13 +113,15 @@ def _size_over(value: Any, limit: int) -> int:
 
 
 class RepetitionTracker:
-    """Per-session streaks, bounded so that many sessions cannot grow memory without end.
+    """Per-session streaks in this process's memory, bounded so that many sessions cannot
+    grow memory without end (shadow evaluation uses it). The server counts in the state
+    store instead, so that every worker and replica counts the same calls.
 
     Lives outside the inspector so a policy reload keeps the streaks.
     """
 
     def __init__(self, max_sessions: int = 100_000, max_bytes: int = 64 * 1024 * 1024) -> None:
-        self._streaks: OrderedDict[str, _Streak] = OrderedDict()
+        self._streaks: OrderedDict[str, Streak] = OrderedDict()
         self._max_sessions = max_sessions
         self._max_bytes = max_bytes
         self.bytes = 0  # estimated, of every streak held
@@ -101,20 +136,11 @@ class RepetitionTracker:
         if streak is not None and streak.continues_with(call):
             streak.count += 1
         else:
-            size = _size_over(call.arguments, _KEPT_ARGUMENTS_BYTES)
-            small = size <= _KEPT_ARGUMENTS_BYTES
-            weight = 300 + len(session_id) + len(call.name) + (size if small else 64)
             if streak is not None:
                 self.bytes -= streak.weight
-            streak = _Streak(
-                call.name,
-                call.arguments if small else None,
-                b"" if small else _digest(call),
-                1,
-                weight,
-            )
+            streak = Streak.start(session_id, call)
             self._streaks[session_id] = streak
-            self.bytes += weight
+            self.bytes += streak.weight
         self._streaks.move_to_end(session_id)
         while len(self._streaks) > self._max_sessions or self.bytes > self._max_bytes:
             _, dropped = self._streaks.popitem(last=False)
@@ -125,7 +151,7 @@ class RepetitionTracker:
 class RepetitionInspector(LocalInspector):
     name = NAME
 
-    def __init__(self, max_consecutive: int, tracker: RepetitionTracker) -> None:
+    def __init__(self, max_consecutive: int, tracker: StreakCounter) -> None:
         self._limit = max_consecutive
         self._tracker = tracker
 

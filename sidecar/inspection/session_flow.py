@@ -15,7 +15,7 @@ from sidecar.effects.hosts import host_of
 from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
 from sidecar.shell.walk import ShellAnalysis, SimpleCommand
-from sidecar.state.session_facts import Fact, SessionFacts
+from sidecar.state.session_facts import Fact, FactStore
 
 FILE, TREE, CARRIED, REMOTE, REGISTRY = "file", "tree", "carried", "remote", "registry"
 CWD = "cwd"
@@ -44,7 +44,7 @@ _REGISTRY_VARIABLES = {
 class SessionFlow:
     def __init__(
         self,
-        facts: SessionFacts,
+        facts: FactStore,
         classify: Callable[[str], frozenset[str]],
         code_effects: Callable[[str, str, bool], list[Effect]],
     ) -> None:

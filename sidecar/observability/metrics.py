@@ -187,9 +187,42 @@ class Metrics:
         )
         self.store_seconds = Histogram(
             "sidecar_store_operation_duration_seconds",
-            "Time of one session-store operation.",
+            "Time of one state-store operation (SQLite or PostgreSQL), by operation.",
             ["op"],
             buckets=INSPECTOR_BUCKETS,
+            registry=r,
+        )
+        # The state store (sidecar/store/): errors, the pool, whether it can be used.
+        self.store_errors = Counter(
+            "sidecar_store_errors",
+            "State-store operations that failed, by operation and reason: unavailable "
+            "(the database cannot be reached or used) or conflict (another replica or "
+            "worker wrote first; the call is retried).",
+            ["op", "reason"],
+            registry=r,
+        )
+        self.store_pool_connections = Gauge(
+            "sidecar_store_pool_connections",
+            "PostgreSQL pool connections by state: in_use, idle.",
+            ["state"],
+            registry=r,
+        )
+        self.store_pool_waiting = Gauge(
+            "sidecar_store_pool_waiting",
+            "Calls waiting for a PostgreSQL pool connection.",
+            registry=r,
+        )
+        self.store_up = Gauge(
+            "sidecar_store_up",
+            "1 while the state store answers, 0 while it cannot be reached (Inspect fails "
+            "closed, context calls answer UNAVAILABLE).",
+            registry=r,
+        )
+        self.inspect_state_unavailable = Counter(
+            "sidecar_inspect_state_unavailable",
+            "Inspect calls judged without the session's stored state (the store could not "
+            "be read or written), by the policy applied: require_approval, deny, unavailable.",
+            ["policy"],
             registry=r,
         )
         # Bounded work per request (sidecar/shell/limits.py, isolation.py, chain.py).
@@ -227,3 +260,29 @@ class Metrics:
     def set_shadow_revision(self, revision: str) -> None:
         self.shadow_info.clear()
         self.shadow_info.labels(revision=revision).set(1)
+
+
+class WorkerMetrics:
+    """The supervisor's own series when `--workers N` runs several server processes; the
+    workers' series are merged into the same exposition (sidecar/workers.py)."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+        self.workers = Gauge(
+            "sidecar_workers",
+            "Server processes (workers) by state: running, or expected (--workers).",
+            ["state"],
+            registry=registry,
+        )
+        self.restarts = Counter(
+            "sidecar_worker_restarts",
+            "Workers that exited unexpectedly and were started again.",
+            registry=registry,
+        )
+        self.scrape_failures = Counter(
+            "sidecar_worker_scrape_failures",
+            "Scrapes in which a worker's metrics could not be read (its series are missing "
+            "from that scrape).",
+            ["worker"],
+            registry=registry,
+        )

@@ -15,6 +15,7 @@ from sidecar.context.manager import (
     ContextExhausted,
     ContextManager,
     NewMessage,
+    SessionConflict,
     SessionNotFound,
 )
 from sidecar.context.messages import (
@@ -32,6 +33,7 @@ from sidecar.context.messages import (
 from sidecar.observability.metrics import Metrics
 from sidecar.service.approval_auth import AUTH_CODES, ApprovalGate
 from sidecar.service.policy_service import MAX_ID_LENGTH
+from sidecar.store.errors import StoreUnavailable
 from sidecar.v1 import sidecar_pb2 as pb
 
 log = logging.getLogger("sidecar.context_service")
@@ -336,6 +338,10 @@ class ContextService:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         except SessionNotFound as error:
             await context.abort(grpc.StatusCode.NOT_FOUND, str(error))
+        except SessionConflict as error:
+            await context.abort(grpc.StatusCode.ABORTED, str(error))
+        except StoreUnavailable as error:  # nothing of this call was stored
+            await context.abort(grpc.StatusCode.UNAVAILABLE, str(error))
         return pb.AppendResponse(message_count=count)
 
     async def Project(self, request: pb.ProjectRequest, context: grpc.aio.ServicerContext) -> bytes:
@@ -361,6 +367,10 @@ class ContextService:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         except SessionNotFound as error:
             await context.abort(grpc.StatusCode.NOT_FOUND, str(error))
+        except SessionConflict as error:
+            await context.abort(grpc.StatusCode.ABORTED, str(error))
+        except StoreUnavailable as error:  # nothing of this call was stored
+            await context.abort(grpc.StatusCode.UNAVAILABLE, str(error))
         except ContextExhausted as error:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(error))
         tokens = projection.tokens
@@ -394,11 +404,15 @@ class ContextService:
                 raise ContextError("page_size", "must not be negative")
             _check_page_token(request.page_token)
             size = min(request.page_size or DEFAULT_PAGE, MAX_PAGE)
-            page, token = self._manager.history(request.session_id, request.page_token, size)
+            page, token = await self._manager.history(request.session_id, request.page_token, size)
         except ContextError as error:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         except SessionNotFound as error:
             await context.abort(grpc.StatusCode.NOT_FOUND, str(error))
+        except SessionConflict as error:
+            await context.abort(grpc.StatusCode.ABORTED, str(error))
+        except StoreUnavailable as error:  # nothing of this call was stored
+            await context.abort(grpc.StatusCode.UNAVAILABLE, str(error))
         return pb.HistoryResponse(messages=[message_to_pb(m) for m in page], next_page_token=token)
 
     async def DeleteSession(
@@ -418,6 +432,10 @@ class ContextService:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         except SessionNotFound as error:
             await context.abort(grpc.StatusCode.NOT_FOUND, str(error))
+        except SessionConflict as error:
+            await context.abort(grpc.StatusCode.ABORTED, str(error))
+        except StoreUnavailable as error:  # nothing of this call was stored
+            await context.abort(grpc.StatusCode.UNAVAILABLE, str(error))
         return pb.DeleteSessionResponse(messages_deleted=deleted)
 
 

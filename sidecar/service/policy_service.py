@@ -13,7 +13,6 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from sidecar import __version__
 from sidecar.engine import NotReady, PolicyEngine
-from sidecar.inspection.answers import arguments_digest
 from sidecar.inspection.model import CallVerdict, Finding, ToolCall
 from sidecar.inspection.verdict import Mode, Risk, Verdict
 from sidecar.observability.metrics import Metrics
@@ -21,7 +20,8 @@ from sidecar.policy.reloader import ReloadOutcome
 from sidecar.secrets import SecretScanner
 from sidecar.service.approval_auth import AUTH_CODES, ApprovalGate
 from sidecar.service.errors import InvalidArgument
-from sidecar.state.approvals import AnswerRefused, ApprovalStore, Question
+from sidecar.state.approvals import AnswerRefused, ApprovalStore
+from sidecar.store.errors import StoreUnavailable
 from sidecar.text import valid_json
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
@@ -247,21 +247,18 @@ class PolicyService(pb_grpc.PolicyServiceServicer):
         except InvalidArgument as error:
             await self._abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
         requested = _MODE_FROM_PB.get(request.mode)
-        decision = await self._engine.inspect(
-            request.session_id,
-            calls,
-            requested,
-            request.task,
-            tuple(request.recent_user_messages),
-            size,
-        )
-        questions = [
-            Question(v.call.id, v.call.name, arguments_digest(v.call))
-            for v in decision.verdicts
-            if v.verdict is Verdict.REQUIRE_APPROVAL
-        ]
-        # Only what was asked can be answered (RecordDecision checks against these).
-        self._approvals.ask(request.session_id, decision.decision_id, questions)
+        try:
+            # The engine records the questions it asks (RecordDecision checks against them).
+            decision = await self._engine.inspect(
+                request.session_id,
+                calls,
+                requested,
+                request.task,
+                tuple(request.recent_user_messages),
+                size,
+            )
+        except StoreUnavailable as error:  # state_unavailable: unavailable
+            await self._abort(context, grpc.StatusCode.UNAVAILABLE, str(error))
         return pb.InspectResponse(
             decision_id=decision.decision_id,
             verdicts=[verdict_to_pb(v) for v in decision.verdicts],
@@ -288,7 +285,7 @@ class PolicyService(pb_grpc.PolicyServiceServicer):
             await self._abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
         try:
             if question:
-                self._approvals.answer(
+                await self._approvals.answer(
                     request.session_id,
                     request.decision_id,
                     request.tool_call_id,
@@ -298,9 +295,12 @@ class PolicyService(pb_grpc.PolicyServiceServicer):
                     standing,
                 )
             else:
-                self._approvals.set_standing(
+                await self._approvals.set_standing(
                     request.session_id, request.tool_name, label, verdict, request.decision_id
                 )
+        except StoreUnavailable as error:
+            # Nothing was stored: the person's answer must be given again.
+            await self._abort(context, grpc.StatusCode.UNAVAILABLE, str(error))
         except AnswerRefused as refused:
             self._metrics.refused_answers.labels(reason=refused.refusal.name.lower()).inc()
             log.warning(

@@ -6,24 +6,23 @@ A "once" answer is then *pending*: the next Inspect in the session of the same t
 same arguments uses it up, whatever call id the runtime gives it. "Always" answers stand for
 the session and tool. Every table is keyed by session_id, so removing a session is a DELETE.
 
-One sidecar owns the state file (see StateStore), so the in-memory indexes are exact.
+The Inspect path reads answers from the session's snapshot and writes questions after the
+chain (sidecar/store/states.py); RecordDecision writes here. Both engines run the same SQL;
+answering a question is a conditional update, so two replicas can never both answer it.
 """
 
 from __future__ import annotations
 
 import enum
-import sqlite3
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sidecar.inspection.verdict import Verdict
-from sidecar.state.store import StateStore
+from sidecar.store.sql import Database, Executor
 
 # Tables that hold anything about a session's approvals (DeleteSession removes their rows).
 SESSION_TABLES = ("approval_questions", "once_answers", "standing_answers", "answer_log")
-_PRUNE_EVERY = 1024  # question inserts between two prunes
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,92 +58,52 @@ class AnswerRefused(Exception):
 
 
 class ApprovalStore:
-    """Questions, pending once answers and standing answers, in the state file.
-
-    Reads on the Inspect path touch memory only: sessions without answers cost a set lookup.
-    """
+    """Answers to asked questions, and standing answers set without a prompt."""
 
     def __init__(
         self,
-        state: StateStore,
+        database: Database,
         question_ttl_seconds: float = 86_400.0,
         once_ttl_seconds: float = 3_600.0,
         max_questions: int = 100_000,
         clock: Callable[[], float] = time.time,
-        cache_entries: int = 100_000,
-        cache_bytes: int = 16 * 1024 * 1024,
+        changed: Callable[[str], None] = lambda session_id: None,
     ) -> None:
-        self._state = state
+        """`changed`: told the session whose answers changed (a cache of them drops it)."""
+        self._db = database
         self._question_ttl = question_ttl_seconds
         self._once_ttl = once_ttl_seconds
         self._max_questions = max_questions
         self._clock = clock
-        self._cache_entries = cache_entries
-        # Keys are client strings of up to 256 characters each: bounded in bytes too.
-        self._cache_bytes_limit = cache_bytes
-        self._cache_bytes = 0
-        self._inserts_since_prune = 0
-        self._standing_cache: OrderedDict[tuple[str, str], Verdict | None] = OrderedDict()
-        self._standing_sessions: set[str] = set()
-        # session -> (tool, digest) -> answers, oldest first.
-        self._pending: dict[str, dict[tuple[str, str], list[OnceAnswer]]] = {}
-        self._load()
+        self._changed = changed
 
-    def _load(self) -> None:
-        cutoff = self._clock() - self._once_ttl
-        with self._state.transaction() as db:
-            db.execute("DELETE FROM once_answers WHERE answered_at < ?", (cutoff,))
-            rows = db.execute(
-                "SELECT session_id, tool_name, arguments_digest, verdict, decision_id, "
-                "tool_call_id, answered_at FROM once_answers ORDER BY answered_at"
-            ).fetchall()
-            standing = db.execute("SELECT DISTINCT session_id FROM standing_answers").fetchall()
-        for session, tool, digest, verdict, decision_id, call_id, answered_at in rows:
-            answer = OnceAnswer(Verdict(verdict), decision_id, call_id, answered_at)
-            self._pending.setdefault(session, {}).setdefault((tool, digest), []).append(answer)
-        self._standing_sessions = {row[0] for row in standing}
+    @property
+    def once_ttl_seconds(self) -> float:
+        return self._once_ttl
 
-    # -- questions ---------------------------------------------------------------------
-
-    def ask(self, session_id: str, decision_id: str, questions: Sequence[Question]) -> None:
-        """Remember the questions one Inspect asked, so that only they can be answered."""
-        if not questions:
-            return
+    async def prune(self) -> int:
+        """Forget expired questions and once answers, and the oldest questions beyond the
+        cap; returns how many rows went."""
         now = self._clock()
-        with self._state.transaction() as db:
-            db.executemany(
-                "INSERT OR REPLACE INTO approval_questions (session_id, decision_id, "
-                "tool_call_id, tool_name, arguments_digest, asked_at) VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    (session_id, decision_id, q.tool_call_id, q.tool_name, q.arguments_digest, now)
-                    for q in questions
-                ],
+        async with self._db.transaction("approvals_prune") as db:
+            removed = await db.execute(
+                "DELETE FROM approval_questions WHERE asked_at < ?", (now - self._question_ttl,)
             )
-        self._inserts_since_prune += len(questions)
-        if self._inserts_since_prune >= _PRUNE_EVERY:
-            self.prune()
-
-    def prune(self) -> int:
-        """Forget expired questions, and the oldest beyond the cap; returns how many went."""
-        self._inserts_since_prune = 0
-        cutoff = self._clock() - self._question_ttl
-        with self._state.transaction() as db:
-            removed = db.execute(
-                "DELETE FROM approval_questions WHERE asked_at < ?", (cutoff,)
-            ).rowcount
-            count = db.execute("SELECT count(*) FROM approval_questions").fetchone()[0]
-            excess = count - self._max_questions
+            removed += await db.execute(
+                "DELETE FROM once_answers WHERE answered_at < ?", (now - self._once_ttl,)
+            )
+            row = await db.fetchrow("SELECT count(*) FROM approval_questions")
+            excess = int(row[0]) - self._max_questions if row is not None else 0
             if excess > 0:
-                removed += db.execute(
-                    "DELETE FROM approval_questions WHERE rowid IN (SELECT rowid FROM "
-                    "approval_questions ORDER BY asked_at LIMIT ?)",
+                removed += await db.execute(
+                    "DELETE FROM approval_questions WHERE (session_id, decision_id, tool_call_id) "
+                    "IN (SELECT session_id, decision_id, tool_call_id FROM approval_questions "
+                    "ORDER BY asked_at LIMIT ?)",
                     (excess,),
-                ).rowcount
-        return int(removed)
+                )
+        return removed
 
-    # -- answers -----------------------------------------------------------------------
-
-    def answer(
+    async def answer(
         self,
         session_id: str,
         decision_id: str,
@@ -161,13 +120,13 @@ class ApprovalStore:
         question also settles that exact call once, like a "once" answer.
         """
         now = self._clock()
-        with self._state.transaction() as db:
-            row = db.execute(
+        async with self._db.transaction("answer") as db:
+            row = await db.fetchrow(
                 "SELECT tool_name, arguments_digest, asked_at, answered_at "
                 "FROM approval_questions "
                 "WHERE session_id = ? AND decision_id = ? AND tool_call_id = ?",
                 (session_id, decision_id, tool_call_id),
-            ).fetchone()
+            )
             if row is None:
                 raise AnswerRefused(Refusal.NOT_ASKED)
             asked_tool, digest, asked_at, answered_at = row
@@ -177,152 +136,61 @@ class ApprovalStore:
                 raise AnswerRefused(Refusal.EXPIRED)
             if tool_name and tool_name != asked_tool:
                 raise AnswerRefused(Refusal.OTHER_TOOL, f"asked about {asked_tool!r}")
-            db.execute(
+            # Conditional: of two replicas answering at once, one finds it answered.
+            updated = await db.execute(
                 "UPDATE approval_questions SET answer = ?, answered_at = ? "
-                "WHERE session_id = ? AND decision_id = ? AND tool_call_id = ?",
+                "WHERE session_id = ? AND decision_id = ? AND tool_call_id = ? "
+                "AND answered_at IS NULL",
                 (label, now, session_id, decision_id, tool_call_id),
             )
-            db.execute(
+            if updated != 1:
+                raise AnswerRefused(Refusal.ANSWERED)
+            await db.execute(
                 "INSERT INTO once_answers (session_id, tool_name, arguments_digest, verdict, "
                 "decision_id, tool_call_id, answered_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (session_id, asked_tool, digest, int(verdict), decision_id, tool_call_id, now),
             )
-            self._log(db, session_id, asked_tool, tool_call_id, label, decision_id, digest, now)
+            await _log(db, session_id, asked_tool, tool_call_id, label, decision_id, digest, now)
             if standing:
-                self._stand(db, session_id, asked_tool, verdict, decision_id, now)
-        once = OnceAnswer(verdict, decision_id, tool_call_id, now)
-        self._pending.setdefault(session_id, {}).setdefault((asked_tool, digest), []).append(once)
-        if standing:
-            self._remember_standing(session_id, asked_tool, verdict)
+                await _stand(db, session_id, asked_tool, verdict, decision_id, now)
+        self._changed(session_id)
         return str(asked_tool)
 
-    def set_standing(
+    async def set_standing(
         self, session_id: str, tool_name: str, label: str, verdict: Verdict, decision_id: str = ""
     ) -> None:
         """A standing rule a person set without a prompt (an "always" answer, no question)."""
         now = self._clock()
-        with self._state.transaction() as db:
-            self._log(db, session_id, tool_name, "", label, decision_id, "", now)
-            self._stand(db, session_id, tool_name, verdict, decision_id, now)
-        self._remember_standing(session_id, tool_name, verdict)
-
-    @staticmethod
-    def _stand(
-        db: sqlite3.Connection,
-        session_id: str,
-        tool: str,
-        verdict: Verdict,
-        decision_id: str,
-        now: float,
-    ) -> None:
-        db.execute(
-            "INSERT OR REPLACE INTO standing_answers VALUES (?, ?, ?, ?, ?)",
-            (session_id, tool, int(verdict), decision_id, now),
-        )
-
-    @staticmethod
-    def _log(
-        db: sqlite3.Connection,
-        session_id: str,
-        tool: str,
-        call_id: str,
-        label: str,
-        decision_id: str,
-        digest: str,
-        now: float,
-    ) -> None:
-        db.execute(
-            "INSERT INTO answer_log (session_id, tool_name, tool_call_id, answer, decision_id, "
-            "answered_at, arguments_digest) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (session_id, tool, call_id, label, decision_id, now, digest),
-        )
-
-    # -- the Inspect path --------------------------------------------------------------
-
-    def has_once_answers(self, session_id: str) -> bool:
-        return session_id in self._pending
-
-    def take_once_answer(self, session_id: str, tool_name: str, digest: str) -> OnceAnswer | None:
-        """The oldest pending answer to this exact call, used up; None if there is none."""
-        by_call = self._pending.get(session_id)
-        if by_call is None:
-            return None
-        answers = by_call.get((tool_name, digest))
-        if not answers:
-            return None
-        cutoff = self._clock() - self._once_ttl
-        found: OnceAnswer | None = None
-        used: list[OnceAnswer] = []
-        while answers and found is None:
-            answer = answers.pop(0)
-            used.append(answer)
-            if answer.answered_at >= cutoff:
-                found = answer
-        if not answers:
-            del by_call[(tool_name, digest)]
-            if not by_call:
-                del self._pending[session_id]
-        with self._state.transaction() as db:
-            db.executemany(
-                "DELETE FROM once_answers WHERE session_id = ? AND decision_id = ? "
-                "AND tool_call_id = ?",
-                [(session_id, a.decision_id, a.tool_call_id) for a in used],
-            )
-        return found
-
-    def standing_answer(self, session_id: str, tool_name: str) -> Verdict | None:
-        if session_id not in self._standing_sessions:
-            return None
-        key = (session_id, tool_name)
-        cache = self._standing_cache
-        if key in cache:
-            cache.move_to_end(key)
-            return cache[key]
-        with self._state.reading() as db:
-            row = db.execute(
-                "SELECT verdict FROM standing_answers WHERE session_id = ? AND tool_name = ?",
-                key,
-            ).fetchone()
-        verdict = Verdict(row[0]) if row else None
-        self._cache_standing(key, verdict)
-        return verdict
-
-    def _remember_standing(self, session_id: str, tool_name: str, verdict: Verdict) -> None:
-        self._standing_sessions.add(session_id)
-        self._cache_standing((session_id, tool_name), verdict)
-
-    def _cache_standing(self, key: tuple[str, str], verdict: Verdict | None) -> None:
-        cache = self._standing_cache
-        if key not in cache:
-            self._cache_bytes += _weight(key)
-        cache[key] = verdict
-        cache.move_to_end(key)
-        while len(cache) > self._cache_entries or self._cache_bytes > self._cache_bytes_limit:
-            dropped, _ = cache.popitem(last=False)
-            self._cache_bytes -= _weight(dropped)
-
-    @property
-    def cache_bytes(self) -> int:
-        """Estimated bytes the standing-answer cache holds."""
-        return self._cache_bytes
-
-    # -- sessions ----------------------------------------------------------------------
-
-    def forget_session(self, session_id: str) -> bool:
-        """Remove every question and answer of a session (for DeleteSession and retention);
-        True if it had any in memory."""
-        had = session_id in self._pending or session_id in self._standing_sessions
-        with self._state.transaction() as db:
-            for table in SESSION_TABLES:
-                db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))  # noqa: S608
-        self._pending.pop(session_id, None)
-        self._standing_sessions.discard(session_id)
-        for key in [k for k in self._standing_cache if k[0] == session_id]:
-            del self._standing_cache[key]
-            self._cache_bytes -= _weight(key)
-        return had
+        async with self._db.transaction("set_standing") as db:
+            await _log(db, session_id, tool_name, "", label, decision_id, "", now)
+            await _stand(db, session_id, tool_name, verdict, decision_id, now)
+        self._changed(session_id)
 
 
-def _weight(key: tuple[str, str]) -> int:
-    """Rough bytes of a cache entry: its strings plus fixed overheads."""
-    return 200 + sum(len(part) for part in key)
+async def _stand(
+    db: Executor, session_id: str, tool: str, verdict: Verdict, decision_id: str, now: float
+) -> None:
+    await db.execute(
+        "INSERT INTO standing_answers (session_id, tool_name, verdict, decision_id, answered_at) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id, tool_name) DO UPDATE SET "
+        "verdict = excluded.verdict, decision_id = excluded.decision_id, "
+        "answered_at = excluded.answered_at",
+        (session_id, tool, int(verdict), decision_id, now),
+    )
+
+
+async def _log(
+    db: Executor,
+    session_id: str,
+    tool: str,
+    call_id: str,
+    label: str,
+    decision_id: str,
+    digest: str,
+    now: float,
+) -> None:
+    await db.execute(
+        "INSERT INTO answer_log (session_id, tool_name, tool_call_id, answer, decision_id, "
+        "answered_at, arguments_digest) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (session_id, tool, call_id, label, decision_id, now, digest),
+    )

@@ -1,7 +1,9 @@
-"""SQLite state store (WAL, versioned migrations). One connection, used from one event loop."""
+"""The SQLite state file (WAL, versioned migrations): one connection per process, used from
+one event loop. `sidecar/store/sqlite.py` puts the store interface on top of it."""
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import sqlite3
@@ -9,6 +11,10 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+
+from sidecar.store.errors import StateError
+
+__all__ = ["MIGRATIONS", "SESSION_TABLES", "StateError", "StateStore"]
 
 # Append only: each entry moves the schema one version forward.
 MIGRATIONS: tuple[str, ...] = (
@@ -142,6 +148,23 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE answer_log ADD COLUMN arguments_digest TEXT NOT NULL DEFAULT '';
     CREATE INDEX answer_log_by_session ON answer_log (session_id);
     """,
+    # Shared state (issue 12): repetition streaks and session taint leave memory, so that
+    # every worker and replica counts and remembers the same.
+    """
+    CREATE TABLE streaks (
+        session_id TEXT PRIMARY KEY,
+        tool_name TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE INDEX streaks_by_age ON streaks (updated_at);
+    CREATE TABLE taints (
+        session_id TEXT PRIMARY KEY,
+        source TEXT NOT NULL,
+        tainted_at REAL NOT NULL
+    );
+    """,
 )
 
 # Every table that holds rows of a session, and the column naming the session.
@@ -155,12 +178,10 @@ SESSION_TABLES: tuple[tuple[str, str], ...] = (
     ("once_answers", "session_id"),
     ("answer_log", "session_id"),
     ("session_facts", "session_id"),
+    ("streaks", "session_id"),
+    ("taints", "session_id"),
     ("sessions", "id"),
 )
-
-
-class StateError(Exception):
-    """The state file cannot be used; the message names it."""
 
 
 log = logging.getLogger("sidecar.state")
@@ -199,6 +220,22 @@ def _private_file(path: Path) -> None:
             pass
 
 
+@contextmanager
+def _exclusive(path: str) -> Iterator[None]:
+    """Workers opening one file together migrate it one at a time: a lock on the file
+    (flock, apart from SQLite's own fcntl locks) held while the version is read and
+    moved on."""
+    if path == ":memory:":
+        yield
+        return
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock
+
+
 def _weight(key: tuple[str, str, str]) -> int:
     return 250 + len(key[1]) + len(key[2])  # the tuple, its strings' headers, the dict slot
 
@@ -206,12 +243,13 @@ def _weight(key: tuple[str, str, str]) -> int:
 class StateStore:
     """The state file: one connection, migrations, transactions.
 
-    One sidecar owns one state file (two sidecars sharing a file is not supported), so the
-    parts built on it (approvals, sessions, flow facts) may keep exact in-memory indexes of
-    what it holds.
+    One sidecar owns one state file: its workers (`--workers`) may share it (WAL, busy
+    timeouts; the store then keeps no copy of shared facts in memory), two sidecars may
+    not. `sidecar/store/sqlite.py` builds the store interface on it.
     """
 
     def __init__(self, path: str) -> None:
+        self.path = path
         try:
             self._open(path)
         except (OSError, sqlite3.Error) as error:
@@ -231,11 +269,19 @@ class StateStore:
         self._migrate()
 
     @property
+    def connection(self) -> sqlite3.Connection:
+        return self._db
+
+    @property
+    def lock(self) -> threading.Lock:
+        return self._lock
+
+    @property
     def schema_version(self) -> int:
         return int(self._db.execute("PRAGMA user_version").fetchone()[0])
 
     def _migrate(self) -> None:
-        with self._lock:
+        with self._lock, _exclusive(self.path):
             current = self.schema_version
             if current > len(MIGRATIONS):
                 raise StateError(

@@ -100,6 +100,15 @@ in sidecar mode the API listens on loopback only and declares no port.
     - --tls-client-ca=/etc/sidecar/tls/ca.crt
     {{- end }}
     {{- end }}
+    {{- if .Values.state.postgres.existingSecret }}
+    - --state-password-file=/etc/sidecar/state-password/{{ .Values.state.postgres.passwordKey }}
+    {{- end }}
+    {{- if ne .Values.state.unavailable "require_approval" }}
+    - --state-unavailable={{ .Values.state.unavailable }}
+    {{- end }}
+    {{- if gt (int .Values.workers) 1 }}
+    - --workers={{ .Values.workers }}
+    {{- end }}
     {{- with .Values.extraArgs }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
@@ -111,7 +120,14 @@ in sidecar mode the API listens on loopback only and declares no port.
     - name: SIDECAR_METRICS_LISTEN
       value: "0.0.0.0:{{ .Values.metrics.port }}"
     - name: SIDECAR_STATE
+      {{- if .Values.state.postgres.existingSecret }}
+      valueFrom:
+        secretKeyRef:
+          name: {{ .Values.state.postgres.existingSecret }}
+          key: {{ .Values.state.postgres.dsnKey }}
+      {{- else }}
       value: /var/lib/sidecar/state.db
+      {{- end }}
     - name: SIDECAR_LOG_FORMAT
       value: json
     {{- with .Values.extraEnv }}
@@ -170,6 +186,11 @@ in sidecar mode the API listens on loopback only and declares no port.
       readOnly: true
     - name: policy-sidecar-state
       mountPath: /var/lib/sidecar
+    {{- if .Values.state.postgres.existingSecret }}
+    - name: policy-sidecar-state-password
+      mountPath: /etc/sidecar/state-password
+      readOnly: true
+    {{- end }}
     {{- if .Values.tls.existingSecret }}
     - name: policy-sidecar-tls
       mountPath: /etc/sidecar/tls
@@ -211,6 +232,15 @@ README's recipe wraps initContainers in `with` so that nothing renders as null.
   emptyDir:
     sizeLimit: {{ .Values.state.sizeLimit }}
   {{- end }}
+{{- if .Values.state.postgres.existingSecret }}
+- name: policy-sidecar-state-password
+  secret:
+    secretName: {{ .Values.state.postgres.existingSecret }}
+    defaultMode: 0440  # the sidecar reads it through the pod's fsGroup
+    items:
+      - key: {{ .Values.state.postgres.passwordKey }}
+        path: {{ .Values.state.postgres.passwordKey }}
+{{- end }}
 {{- if .Values.tls.existingSecret }}
 - name: policy-sidecar-tls
   secret:
@@ -253,4 +283,16 @@ The alerts' selector: the ServiceMonitor's job (the Service's name) or the PodMo
 {{/* A dashboard uid per release and namespace (Grafana allows 40 characters). */}}
 {{- define "agent-policy-sidecar.dashboardUid" -}}
 {{- printf "%s/%s" .Release.Namespace (include "agent-policy-sidecar.fullname" .) | sha256sum | trunc 20 | printf "aps-%s" -}}
+{{- end -}}
+
+{{/*
+Several standalone replicas must share one store: each pod's SQLite file would hold its
+own sessions, answers, repetition counts and taint, and a load balancer spreads calls per
+request. Refuse to render rather than run replicas that disagree.
+*/}}
+{{- define "agent-policy-sidecar.requireSharedStore" -}}
+{{- $many := or (gt (int .Values.replicaCount) 1) .Values.autoscaling.enabled -}}
+{{- if and (eq .Values.mode "standalone") $many (not .Values.state.postgres.existingSecret) -}}
+{{- fail "more than one replica (replicaCount > 1 or autoscaling.enabled) needs a shared store: set state.postgres.existingSecret to a Secret holding the PostgreSQL DSN and password. Each pod's own SQLite file would hold its own sessions, answers, repetition counts and taint, so replicas behind one Service would disagree (README: One pod, many pods)." -}}
+{{- end -}}
 {{- end -}}
