@@ -723,6 +723,8 @@ class _Analyser:
             return Bound(obj, name)
         if isinstance(obj, Handle) and obj.kind == "process" and name in ("stdin",):
             return Handle("stdin", 0, obj.info)
+        if isinstance(obj, Handle) and obj.kind == "wfile" and name == "name":
+            return obj.info  # the path it writes
         return Bound(obj, name)
 
     # --- calls ------------------------------------------------------------------------
@@ -1506,6 +1508,18 @@ def _tempdir(a: _Analyser, args: Args) -> object:
 @_api("tempfile.mkdtemp", "tempfile.mkstemp", "tempfile.mktemp")
 def _mkdtemp(a: _Analyser, args: Args) -> object:
     return posixpath.join(TEMP_DIR, "tmp*")
+
+
+@_api("tempfile.NamedTemporaryFile", "tempfile.TemporaryFile", "tempfile.SpooledTemporaryFile")
+def _temporary_file(a: _Analyser, args: Args) -> object:
+    """An open file in the temp directory (or `dir=`); its `.name` is that path, so code
+    that writes a download into it and then runs it is seen doing both."""
+    directory = args.kw.get("dir")
+    suffix = args.kw.get("suffix", "")
+    base = text_of(directory) if directory is not None else TEMP_DIR
+    name = "tmp*" + (text_of(suffix) or "")
+    path = posixpath.join(base, name) if base is not None else concat((directory, "/", name))
+    return _open(a, path, args.get(0, "mode", "w+b"), "tempfile")
 
 
 # processes

@@ -67,8 +67,11 @@ def line_effects(
     catalogue: Catalogue,
     code_effects: Callable[[SimpleCommand], Iterable[Effect]] | None = None,
     depth: int = 0,
+    written: Sequence[Effect] = (),
 ) -> LineEffects:
+    """`written`: files code wrote before it ran this line (a download saved, then run)."""
     flow = _Flow()
+    _remember(written, flow, Origin.NONE, ())
     effects: list[Effect] = []
     unknown: list[str] = []
     problems: list[str] = []
@@ -89,6 +92,7 @@ def line_effects(
             found.extend(code_found)
             problems.extend(code_problems)
             read_only = False
+            _remember(code_found, flow, Origin.NONE, ())  # later commands run what it wrote
         if not known:
             unknown.append(command.program)
             read_only = False
@@ -216,7 +220,7 @@ def _interpreted(
             problems.extend(nested.problems)
             if nested.parse_error:
                 problems.append("code runs a command line that cannot be parsed")
-            sub = line_effects(nested, catalogue, depth=depth + 1)
+            sub = line_effects(nested, catalogue, depth=depth + 1, written=found)
             found.extend(sub.effects)
             problems.extend(sub.problems)
             if spawned is not None:
