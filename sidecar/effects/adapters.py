@@ -175,6 +175,17 @@ def _read_form(kind: str, adapter: ToolAdapter, arguments: Mapping[str, Any]) ->
         code = _text(_first(arguments, adapter.code))
         language = adapter.language or _text(_first(arguments, (adapter.language_key,)))
         return CallForm("code", language=language.lower(), code=code, adapter=name)
+    if kind == "sql":
+        # A database tool is a database client: the catalogue's model of one judges the
+        # statement (DROP, TRUNCATE, DELETE without WHERE; read-only SELECTs).
+        statement = _first(arguments, adapter.sql)
+        if isinstance(statement, list) and all(isinstance(s, str) for s in statement):
+            statement = ";\n".join(statement)
+        if not isinstance(statement, str):
+            return CallForm("shell", shell=None, adapter=name)  # cannot tell
+        return CallForm(
+            "shell", shell=_argv_line([adapter.sql_client, "-c", statement]), adapter=name
+        )
     if kind == "none":
         return CallForm("none", adapter=name)
     return _fallback(arguments)

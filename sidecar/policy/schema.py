@@ -426,7 +426,7 @@ class EffectRule(Strict):
 
 
 AdapterKind = Literal[
-    "shell", "write", "edit", "read", "delete", "move", "patch", "fetch", "code",
+    "shell", "write", "edit", "read", "delete", "move", "patch", "fetch", "code", "sql",
     "mcp_wrapper", "dispatch", "none",
 ]  # fmt: skip
 
@@ -456,6 +456,11 @@ class ToolAdapter(Strict):
     url: tuple[str, ...] = ("url", "urls", "uri", "href", "requests", "link")
     code: tuple[str, ...] = ("code", "script", "source")
     language: str = Field(default="", description="The language of `code`, when fixed.")
+    sql: tuple[str, ...] = ("sql", "query", "statement", "sql_query", "statements")
+    sql_client: str = Field(
+        default="psql",
+        description="sql: the catalogue's client program whose model judges the statement.",
+    )
     language_key: str = "language"
     dispatch_key: str = "command"
     dispatch: dict[str, AdapterKind] = Field(
