@@ -235,6 +235,19 @@ def _file_form(
             files=tuple(FileChange("move", p, destination=destination) for p in paths),
             adapter=name,
         )
+    listed = _first(arguments, adapter.path)
+    if isinstance(listed, list) and any(isinstance(item, dict) for item in listed):
+        # files: [{path, content}, ...] (push_files): each file with its own content.
+        return CallForm(
+            "files",
+            files=tuple(
+                FileChange(kind, path, _content(item, adapter.content))
+                for item in listed
+                if isinstance(item, dict)
+                for path in _paths(item, adapter.path)
+            ),
+            adapter=name,
+        )
     content = _content(arguments, adapter.content)
     return CallForm("files", files=tuple(FileChange(kind, p, content) for p in paths), adapter=name)
 

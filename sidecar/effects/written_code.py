@@ -24,6 +24,11 @@ _PACKAGE_SCRIPT = re2.compile(
     r'start|build|dev|lint|serve|version|shrinkwrap))"\s*:\s*"((?:[^"\\]|\\.)*)"'
 )
 _WORKFLOW_RUN = re2.compile(r"(?m)^(\s*)-?\s*run:\s*(.*)$")
+# `${{ secrets.X }}`, `${{ toJSON(secrets) }}`, `${{ github.token }}`: the runner puts the
+# secret's value into the command line before the shell runs it.
+_WORKFLOW_SECRET = re2.compile(r"\$\{\{[^}]*\b(secrets|github\.token|GITHUB_TOKEN)\b[^}]*\}\}")
+# What the shell model reads as a variable holding a credential.
+WORKFLOW_SECRET_VARIABLE = "$WORKFLOW_SECRET_TOKEN"  # noqa: S105 (a name, not a value)
 _TASK_COMMAND = re2.compile(r'"command"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _CRON_LINE = re2.compile(
     r"^\s*(?:@(?:reboot|yearly|annually|monthly|weekly|daily|midnight|hourly)|"
@@ -94,7 +99,12 @@ def plist_commands(content: str) -> list[str]:
 
 
 def workflow_commands(content: str) -> list[str]:
-    """`run: cmd` and `run: |` blocks of a CI workflow."""
+    """`run: cmd` and `run: |` blocks of a CI workflow, secrets' expressions as a variable
+    that holds a credential."""
+    return [_WORKFLOW_SECRET.sub(WORKFLOW_SECRET_VARIABLE, c) for c in _workflow_runs(content)]
+
+
+def _workflow_runs(content: str) -> list[str]:
     lines = content.splitlines()[:_MAX_LINES]
     found: list[str] = []
     index = 0
