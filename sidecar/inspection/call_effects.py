@@ -15,6 +15,7 @@ from sidecar.code import analyse_code
 from sidecar.effects.adapters import CallForm, FileChange
 from sidecar.effects.analyser import EffectAnalyser, Judged
 from sidecar.effects.hosts import host_of
+from sidecar.effects.mentioned_paths import possible_reads
 from sidecar.effects.model import UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
 from sidecar.effects.renames import mark_renames
@@ -141,7 +142,7 @@ class CallEffects:
             analyses.append(analysis)
             found = self.analyser.line(analysis)
             problems.extend(found.problems)
-            return list(found.effects)
+            return [*found.effects, *possible_reads(code, found.effects)]
         result = analyse_code(language, code)
         problems.extend(result.problems)
         effects = [
@@ -161,7 +162,7 @@ class CallEffects:
         if analysis is None:
             return CallReport(form, (), (), (), (), False)
         found = self.analyser.line(analysis)
-        effects = list(found.effects)
+        effects = [*found.effects, *possible_reads(line, found.effects)]
         analyses = [analysis]
         for effect in found.effects:
             if effect.action is Action.WRITE and effect.content:
