@@ -24,6 +24,7 @@ from prometheus_client import start_http_server
 from sidecar.config import Settings
 from sidecar.context.manager import ContextManager
 from sidecar.context.store import SqlSessionStore
+from sidecar.effects.analyser import CODE_PREFIX
 from sidecar.effects.own_endpoints import DEFAULT_PORTS, OwnEndpoints
 from sidecar.engine import ActivePolicy, EngineParts, PolicyEngine
 from sidecar.observability.decision_log import DecisionLog
@@ -562,6 +563,19 @@ def _own_paths(settings: Settings) -> tuple[str, ...]:
         for a in settings.listen
         if a.startswith("unix:")
     ]
+    # The approval credential, keys and passwords (an agent that reads the token answers
+    # its own prompts), the audit trail, and the sidecar's own code.
+    secrets = (
+        settings.approval_token_file,
+        settings.tls_cert,
+        settings.tls_key,
+        settings.tls_client_ca,
+        settings.state_password_file,
+    )
+    paths += [str(Path(p).resolve()) for p in secrets if p is not None]
+    if settings.decision_log not in ("stderr", "off", "-"):
+        paths.append(str(Path(settings.decision_log).resolve()))
+    paths.append(CODE_PREFIX + str(Path(__file__).resolve().parent))
     return tuple(paths)
 
 
@@ -576,7 +590,9 @@ def _own_endpoints(settings: Settings) -> OwnEndpoints:
             if port.isdigit() and int(port):
                 ports.add(int(port))
     hosts = {socket.gethostname()}
-    return OwnEndpoints(ports, hosts)
+    # A worker's parent is the supervisor: stopping it stops every worker.
+    pids = {os.getpid(), os.getppid()} if settings.worker_count > 1 else {os.getpid()}
+    return OwnEndpoints(ports, hosts, pids)
 
 
 def _bound(address: str, port: int) -> str:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import grpc
 import pytest
 
+import sidecar as sidecar_package
 from sidecar.effects.model import Action, Effect
 from sidecar.effects.own_endpoints import SIDECAR_API, OwnEndpoints, is_loopback
 from sidecar.inspection.model import ToolCall
@@ -96,3 +100,79 @@ async def test_the_port_the_server_bound_is_protected(start_sidecar: StartSideca
     assert verdicts["own"] == pb.VERDICT_DENY
     assert verdicts["kill"] == pb.VERDICT_DENY
     assert verdicts["other"] != pb.VERDICT_DENY
+
+
+async def test_any_client_of_the_bound_port_and_the_servers_own_pid_are_protected(
+    start_sidecar: StartSidecar,
+) -> None:
+    """nc/telnet/socat take the port apart from the host; Python's gRPC channel names it in a
+    target string; the server's pid is known only to it (the probe's `kill -9 <pid>`)."""
+    sidecar = await start_sidecar()
+    port = sidecar.addresses[0].rpartition(":")[2]
+    lines = {
+        "nc": f"nc 127.0.0.1 {port}",
+        "telnet": f"telnet localhost {port}",
+        "socat": f"socat - TCP:127.1:{port}",
+        "grpc": f"python3 -c 'import grpc; grpc.insecure_channel(\"[::1]:{port}\")'",
+        "pid": f"kill -9 {os.getpid()}",
+        "stop": f"kill -STOP {os.getpid()}",
+        "all": "kill -9 -1",
+        "python": "pkill -9 python3",
+        "other_pid": "kill -9 999999",
+        "other_port": "nc 127.0.0.1 1",
+    }
+    async with grpc.aio.insecure_channel(sidecar.addresses[0]) as channel:
+        stub = pb_grpc.PolicyServiceStub(channel)
+        calls = [shell(name, line) for name, line in lines.items()]
+        reply = await stub.Inspect(pb.InspectRequest(session_id="s", tool_calls=calls))
+    verdicts = {v.tool_call_id: v.verdict for v in reply.verdicts}
+    for name in ("nc", "telnet", "socat", "grpc", "pid", "stop", "all", "python"):
+        assert verdicts[name] == pb.VERDICT_DENY, lines[name]
+    assert verdicts["other_pid"] != pb.VERDICT_DENY
+    assert verdicts["other_port"] != pb.VERDICT_DENY
+
+
+async def test_the_sidecars_secrets_audit_trail_and_code_are_its_own(
+    start_sidecar: StartSidecar, tmp_path: Path
+) -> None:
+    """The probe read the approval token by a glob, a parent directory, a link and a copy,
+    and appended to the installed package: each is the sidecar's own, however spelt."""
+    secrets = tmp_path / "run" / "secrets"
+    token = secrets / "token"
+    _write_token(token)
+    sidecar = await start_sidecar(approval_token_file=token)
+    code = _package_directory()
+    lines = {
+        "exact": f"cat {token}",
+        "glob": f"cat {secrets}/tok?n",
+        "parent_glob": f"cat {tmp_path}/run/*/token",
+        "copy_parent": f"cp -r {tmp_path}/run /tmp/x",
+        "archive_parent": f"tar czf /tmp/x.tgz {tmp_path}/run",
+        "find_parent": f"find {tmp_path}/run -type f | xargs cat",
+        "link": f"ln -s {token} /tmp/t && cat /tmp/t",
+        "audit": f"truncate -s0 {tmp_path}/decisions.jsonl",
+        "code": f"echo 'x' >> {code}/__init__.py",
+        "read_code": f"cat {code}/engine.py",
+    }
+    async with grpc.aio.insecure_channel(sidecar.addresses[0]) as channel:
+        stub = pb_grpc.PolicyServiceStub(channel)
+        calls = [shell(name, line) for name, line in lines.items()]
+        reply = await stub.Inspect(
+            pb.InspectRequest(session_id="s", tool_calls=calls),
+            metadata=(("authorization", "Bearer t0k3n-for-the-person-only"),),
+        )
+    verdicts = {v.tool_call_id: v.verdict for v in reply.verdicts}
+    for name in lines:
+        if name != "read_code":
+            assert verdicts[name] == pb.VERDICT_DENY, lines[name]
+    assert verdicts["read_code"] != pb.VERDICT_DENY
+
+
+def _write_token(token: Path) -> None:
+    token.parent.mkdir(parents=True)
+    token.write_text("t0k3n-for-the-person-only\n")
+    token.chmod(0o600)
+
+
+def _package_directory() -> Path:
+    return Path(sidecar_package.__file__).resolve().parent

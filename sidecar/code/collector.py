@@ -299,7 +299,8 @@ class Collector:
         if name is None:
             target, flags = UNRESOLVED, frozenset({"unresolved"})
         else:
-            target = f"{name}:{port_text}" if port_text else name
+            shown = f"[{name}]" if ":" in name else name  # IPv6 keeps its brackets
+            target = f"{shown}:{port_text}" if port_text else name
             flags = frozenset()
         self.effects.append(Effect(Action.CONNECT, target, Origin.NONE, (), flags, api))
         self._connections.append(len(self.effects) - 1)

@@ -1982,6 +1982,26 @@ def _create_connection(a: _Analyser, args: Args) -> object:
     return Handle("socket", a.socket_count)
 
 
+@_api(
+    "grpc.insecure_channel",
+    "grpc.secure_channel",
+    "grpc.aio.insecure_channel",
+    "grpc.aio.secure_channel",
+)
+def _grpc_channel(a: _Analyser, args: Args) -> object:
+    """A gRPC channel's target: `host:port`, `dns:///host:port`, `ipv4:host:port`."""
+    target = args.get(0, "target")
+    text = text_of(target)
+    if text is None:
+        a.out.connect(target, UNKNOWN, "grpc.channel")
+        return UNKNOWN
+    for scheme in ("dns:///", "dns:", "ipv4:", "ipv6:"):
+        text = text.removeprefix(scheme)
+    host, _, port = text.rpartition(":")
+    a.out.connect(host or text, port if host else UNKNOWN, "grpc.channel")
+    return UNKNOWN
+
+
 @_api("socket.wrap", "ssl.SSLContext.wrap_socket")
 def _wrap(a: _Analyser, args: Args) -> object:
     return args.get(0, "sock")

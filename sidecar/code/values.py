@@ -255,6 +255,8 @@ def host_of(url: object) -> str | None:
     if not text:
         return None
     if "://" not in text:
+        if text.count(":") > 1 and not text.startswith("["):
+            return text.lower()  # a bare IPv6 address (`::1`), as sockets take it
         text = "//" + text
     try:
         parts = urlsplit(text)

@@ -153,14 +153,25 @@ def _with_credentials(specs: list[ClassSpec], sensitive: Sequence[str]) -> list[
     return result
 
 
+CODE_PREFIX = "code:"  # an own path that is the sidecar's code (class `sidecar_code`)
+
+
 def _with_own_paths(specs: list[ClassSpec], own_paths: Iterable[str]) -> list[ClassSpec]:
-    """The sidecar's configured state file, policy directories and sockets join `sidecar`."""
-    patterns = tuple("^" + re2.escape(path.rstrip("/")) + "(/|$)" for path in own_paths if path)
-    if not patterns:
-        return specs
-    result = [s for s in specs if s.name != "sidecar"]
-    current = next((s for s in specs if s.name == "sidecar"), ClassSpec("sidecar", ()))
-    result.append(
-        ClassSpec("sidecar", (*current.patterns, *patterns), current.exclude, current.examples)
-    )
-    return result
+    """The sidecar's configured state file, policy directories, sockets and secrets join
+    `sidecar`; the directory of its code (`code:` paths) joins `sidecar_code`."""
+    for name, paths in (
+        ("sidecar", [p for p in own_paths if p and not p.startswith(CODE_PREFIX)]),
+        (
+            "sidecar_code",
+            [p.removeprefix(CODE_PREFIX) for p in own_paths if p.startswith(CODE_PREFIX)],
+        ),
+    ):
+        patterns = tuple("^" + re2.escape(path.rstrip("/")) + "(/|$)" for path in paths)
+        if not patterns:
+            continue
+        current = next((s for s in specs if s.name == name), ClassSpec(name, ()))
+        specs = [s for s in specs if s.name != name]
+        # The paths are members too: a glob or a tree above one finds them.
+        examples = (*current.examples, *(p.rstrip("/") for p in paths))
+        specs.append(ClassSpec(name, (*current.patterns, *patterns), current.exclude, examples))
+    return specs

@@ -16,24 +16,37 @@ from collections.abc import Iterable
 import re2
 
 from sidecar.effects.model import Action, Effect
+from sidecar.shell.walk import SimpleCommand
 
 SIDECAR_API = "sidecar_api"
 DEFAULT_PORTS = (50051,)
 _NETWORK = frozenset({Action.CONNECT, Action.SEND, Action.FETCH, Action.LISTEN})
+_CLIENT = _NETWORK - {Action.LISTEN}
 _BY_PORT = frozenset({Action.KILL, Action.DISABLE, Action.READ})
 _LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "ip6-loopback", ""})
 # scheme://[user@]host[:port], host:port, [v6]:port, /dev/tcp/host/port
 _URL = re2.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?(\[[^\]]*\]|[^/:?#]*)(?::(\d+))?")
 _HOST_PORT = re2.compile(r"^(\[[^\]]*\]|[^:/\s]*):(\d+)$")
 _DEV_TCP = re2.compile(r"^/dev/(?:tcp|udp)/([^/]+)/(\d+)")
+# `pkill python`, `killall -9 python3.11`, `pkill -f python`: the interpreter the sidecar is.
+_INTERPRETER = re2.compile(r"^(python|python[0-9][0-9.]*|python[0-9.]*-real)$")
+# socat's TCP:host:port, TCP4-CONNECT:host:port, OPENSSL:host:port
+_SPEC_PORT = re2.compile(r"(?i)^[a-z0-9-]*:(\[[^\]]*\]|[^:,]+):(\d+)")
 
 
 class OwnEndpoints:
     """Which ports are the sidecar's, and which effects reach them."""
 
-    def __init__(self, ports: Iterable[int] = DEFAULT_PORTS, hosts: Iterable[str] = ()) -> None:
-        """`hosts`: this machine's own names and addresses (the pod's hostname and IP)."""
+    def __init__(
+        self,
+        ports: Iterable[int] = DEFAULT_PORTS,
+        hosts: Iterable[str] = (),
+        pids: Iterable[int] = (),
+    ) -> None:
+        """`hosts`: this machine's own names and addresses (the pod's hostname and IP);
+        `pids`: the sidecar's processes (the server, and a supervisor of workers)."""
         self.hosts = frozenset(h.lower() for h in hosts if h)
+        self.pids = frozenset(str(p) for p in pids if p > 1)
         self.ports: frozenset[int] = frozenset()
         self._port_mention = _mentions(self.ports)
         self.add_ports(ports)
@@ -50,7 +63,19 @@ class OwnEndpoints:
             return effect._replace(flags=effect.flags | {SIDECAR_API})
         if effect.action in _BY_PORT and self._names_port(effect):
             return effect._replace(flags=effect.flags | {SIDECAR_API})
+        if effect.action is Action.KILL and self._kills_own_process(effect.target):
+            return effect._replace(flags=effect.flags | {SIDECAR_API})
         return effect
+
+    def _kills_own_process(self, target: str) -> bool:
+        """Its pid, every process (`kill -9 -1`), or every process named like it (`pkill
+        python`): the sidecar is a Python process."""
+        word = target.strip()
+        return (
+            word in self.pids
+            or word == "-1"
+            or _INTERPRETER.search(word.removeprefix("-").lower()) is not None
+        )
 
     def _reaches(self, target: str) -> bool:
         host, port = _split(target.strip())
@@ -63,6 +88,35 @@ class OwnEndpoints:
         if effect.action is Action.READ and "list" not in effect.flags:
             return False  # a file read; `fuser 50051/tcp` is a process listing
         return self._port_mention.search(effect.target) is not None
+
+
+def with_loopback_ports(effects: list[Effect], command: SimpleCommand) -> list[Effect]:
+    """`nc 127.0.0.1 52177`, `telnet localhost 50051`, `socat - TCP:127.1:50051`: a client
+    that takes the port apart from the host still reaches host:port. Only loopback targets
+    get their port (which service on this machine is reached is what matters there)."""
+    changed: list[Effect] = []
+    for effect in effects:
+        if effect.action in _CLIENT and is_loopback(effect.target) and ":" not in effect.target:
+            port = _port_for(effect.target, command)
+            if port:
+                effect = effect._replace(target=f"{effect.target}:{port}")
+        changed.append(effect)
+    return changed
+
+
+def _port_for(host: str, command: SimpleCommand) -> str:
+    words = command.positionals
+    for index, word in enumerate(words):
+        spec = _SPEC_PORT.search(word)
+        if spec is not None and spec.group(1).strip("[]").lower() == host:
+            return str(spec.group(2))
+        if word.lower() == host and index + 1 < len(words) and words[index + 1].isdigit():
+            return words[index + 1]
+    args = command.args
+    for index, word in enumerate(args[:-1]):
+        if word in ("-p", "--port", "-P") and args[index + 1].isdigit():
+            return args[index + 1]
+    return ""
 
 
 def _mentions(ports: frozenset[int]) -> re2._Regexp:

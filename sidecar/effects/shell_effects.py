@@ -19,6 +19,7 @@ from sidecar.code import analyse_code, code_invocations
 from sidecar.effects.catalogue import Catalogue, ParsedCommand, effects_of
 from sidecar.effects.hosts import host_of
 from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
+from sidecar.effects.own_endpoints import with_loopback_ports
 from sidecar.effects.paths import normalise
 from sidecar.effects.renames import mark_renames
 from sidecar.shell.printing import printed_text
@@ -319,6 +320,16 @@ def _command_effects(
         found = [rebased(effect, flow.cwd) for effect in found]  # after `cd` in the line
     if program == "mv":
         found = mark_renames(found)
+    found = with_loopback_ports(found, command)
+    fed = command.input_from
+    if command.via == "xargs" and fed is not None and fed.program == "find":
+        # `find DIR ... | xargs cat`: it reads the files below DIR, not DIR itself.
+        found = [
+            e._replace(flags=e.flags | {"recursive"})
+            if e.action is Action.READ and e.target not in (UNRESOLVED, STDIN)
+            else e
+            for e in found
+        ]
     found = [_with_flow(effect, flow, input_origin, input_sources, input_text) for effect in found]
     read_here = tuple(e.target for e in found if e.action is Action.READ)
     if read_here:  # tar czf k.tgz ~/.ssh: the archive carries what it read
