@@ -299,11 +299,16 @@ async def test_record_decision_needs_the_approval_token(
             else grpc.StatusCode.PERMISSION_DENIED
         )
         assert raised.value.code() == expected, wrong
+    # Two credentials: whichever one a proxy in front checked, the call is refused.
+    for pair in ((f"Bearer {TOKEN}", "Bearer nope"), ("Bearer nope", f"Bearer {TOKEN}")):
+        with pytest.raises(grpc.aio.AioRpcError) as raised:
+            await record(address, metadata=tuple(("authorization", v) for v in pair), **fields)
+        assert raised.value.code() == grpc.StatusCode.PERMISSION_DENIED, pair
     # Nothing was recorded by the refused calls.
     assert (await inspect_one(address, "s", write)).verdict == pb.VERDICT_REQUIRE_APPROVAL
     refused = sidecar.metrics.refused_answers
     assert refused.labels(reason="missing")._value.get() == 3
-    assert refused.labels(reason="wrong")._value.get() == 2
+    assert refused.labels(reason="wrong")._value.get() == 4
 
     decision = await ask(address, "s", write)
     await record(

@@ -54,12 +54,16 @@ class ApprovalGate:
         if token is None:
             return None
         offered: bytes | None = None
+        headers = 0
         for key, value in metadata or ():
             if key.lower() != METADATA_KEY:
                 continue
+            headers += 1
             text = value.encode("utf-8", "replace") if isinstance(value, str) else value
             if text[: len(_SCHEME)].lower() == _SCHEME.encode():
                 offered = text[len(_SCHEME) :].strip()
+        if headers > 1:
+            return AuthFailure.WRONG  # two credentials: which one a proxy checked is unclear
         if offered is None:
             return AuthFailure.MISSING
         # Constant time: the comparison must not tell how much of a guess was right.

@@ -541,7 +541,9 @@ class RecordDecisionResponse(_message.Message):
 
     PERSISTED_FIELD_NUMBER: _builtins.int
     persisted: _builtins.bool
-    """True when the answer persists and applies to later calls of the tool."""
+    """True when the answer persists and applies to later calls of the tool (ALWAYS_ALLOW,
+    ALWAYS_DENY). A once answer is stored too, but settles only the call asked about: false.
+    """
     def __init__(
         self,
         *,
