@@ -32,6 +32,7 @@ from sidecar.observability.interceptors import MetricsInterceptor
 from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import bundled_policy_dir
 from sidecar.policy.reloader import PolicyReloader, ReloadOutcome
+from sidecar.policy.schema import ContextPolicy
 from sidecar.policy.shadow import ShadowEvaluator
 from sidecar.secrets import SecretScanner
 from sidecar.service.approval_auth import ApprovalGate, read_token
@@ -191,9 +192,16 @@ class Sidecar:
             ],
         )
         engine = self.engine
+
+        def context_policy() -> ContextPolicy:
+            # Before the first policy loads, context calls are UNAVAILABLE (nothing stored).
+            if not engine.ready:
+                raise StoreUnavailable("not ready yet: the policy is still loading")
+            return engine.active.policy.context
+
         self.context = ContextManager(
             SqlSessionStore(store.database, store.delete_sessions),
-            lambda: engine.active.policy.context,
+            context_policy,
             self.metrics,
             cache_bytes=settings.context_cache_mib * 1024 * 1024,
         )

@@ -386,3 +386,23 @@ async def test_sessions_stored_before_the_context_migration_are_served(
         assert "tool call id 'c1' is used twice" in (raised.value.details() or "")
         history = await stub.History(pb.HistoryRequest(session_id="old"))
         assert [m.id for m in history.messages] == ["u", "a", "t", "x"]
+
+
+async def test_context_calls_before_the_policy_is_loaded_are_unavailable(
+    sidecar: Sidecar, stub
+) -> None:
+    """Before the first policy loads (a few seconds at start) a context call used to fail with
+    INTERNAL and a traceback; it is UNAVAILABLE (retry) and stores nothing."""
+    active = sidecar.engine.active
+    sidecar.engine._active = None  # as between the listener opening and the first load
+    try:
+        with pytest.raises(grpc.aio.AioRpcError) as raised:
+            await stub.Append(
+                pb.AppendRequest(session_id="early", messages=[text("u", pb.ROLE_USER, "hi")])
+            )
+        assert raised.value.code() == grpc.StatusCode.UNAVAILABLE
+    finally:
+        sidecar.engine.replace(active)
+    with pytest.raises(grpc.aio.AioRpcError) as raised:
+        await stub.History(pb.HistoryRequest(session_id="early"))
+    assert raised.value.code() == grpc.StatusCode.NOT_FOUND
