@@ -521,9 +521,12 @@ _OCTAL = frozenset("01234567")
 
 def mode_flags(modes: list[str]) -> frozenset[str]:
     """What a chmod mode does: `loosen` (writable by group or others, or 777-like), `setuid`
-    (setuid/setgid bits), `exec` (adds execute). Unknown or computed modes count as loosening."""
+    (setuid/setgid bits), `exec` (adds execute), `tighten` (only takes rights away from group
+    and others, or sets none: `600`, `700`, `go-rwx`). Unknown or computed modes loosen."""
     flags: set[str] = set()
+    private = bool(modes)
     for mode in modes:
+        private = private and _private(mode)
         if _is_dynamic(mode):
             flags.add("loosen")
             continue
@@ -549,7 +552,24 @@ def mode_flags(modes: list[str]) -> frozenset[str]:
                     flags.add("loosen")  # a+w, o+w, g+w, +w (umask aside: count it)
                 if "r" in perms and (who == "" or who.strip("u") != ""):
                     flags.add("readable")
+    if private and not flags & {"loosen", "readable", "setuid"}:
+        flags.add("tighten")
     return frozenset(flags)
+
+
+def _private(mode: str) -> bool:
+    """Whether a mode leaves group and others nothing new: an octal mode without their bits,
+    or symbolic clauses that remove rights, give only the owner some, or clear them."""
+    if _is_dynamic(mode) or not mode:
+        return False
+    if set(mode) <= _OCTAL:
+        return int(mode, 8) & 0o7077 == 0
+    for clause in mode.split(","):
+        who, op, perms = _symbolic(clause)
+        if op == "-" or (op in "+=" and who and set(who) <= {"u"}) or (op == "=" and not perms):
+            continue
+        return False
+    return True
 
 
 def _symbolic(clause: str) -> tuple[str, str, str]:
