@@ -35,7 +35,7 @@ _OUTPUT_ORIGINS = {
 }
 # Commands the walk records for the shell's own bookkeeping.
 _BOOKKEEPING = frozenset({"(assign)", "export", "declare", "local", "readonly", "typeset", "unset"})
-_ENV_PRINTERS = frozenset({"env", "printenv", "set", "export", "declare"})
+_ENV_PRINTERS = frozenset({"env", "printenv", "set", "export", "declare", "typeset"})
 # Programs that unpack archives: what they extract keeps the archive's origin.
 _UNPACKERS = frozenset({"tar", "unzip", "7z", "gunzip", "bunzip2", "unxz", "cpio", "ar"})
 # What a read-only line may do: read files and fetch from the network (a GET that prints).
@@ -79,7 +79,7 @@ def line_effects(
     spawned: list[ShellAnalysis] = []
     read_only = not analysis.problems and not analysis.parse_error
     for command in analysis.commands:
-        if command.program in _BOOKKEEPING:
+        if command.program in _BOOKKEEPING and not _prints_variables(command):
             continue
         found, known, quiet = _command_effects(command, catalogue, flow)
         if command.program in _CHANGES_DIRECTORY:
@@ -176,6 +176,12 @@ _SUFFIX_LANGUAGES = {
     ".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
     ".ts": "javascript", ".rb": "ruby", ".pl": "perl", ".php": "php", ".ps1": "powershell",
 }  # fmt: skip
+
+
+def _prints_variables(command: SimpleCommand) -> bool:
+    """`export -p`, `declare -x`, `declare -p`, `typeset`: with no names they print every
+    (exported) variable, API keys included."""
+    return command.program in ("export", "declare", "typeset") and not command.positionals
 
 
 def _interpreted(

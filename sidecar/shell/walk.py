@@ -327,7 +327,20 @@ def _walk_nodes(
             for before, after in itertools.pairwise(stages):
                 previous_stage[after.id] = before.id
         elif kind in ("declaration_command", "unset_command"):
-            _declaration(walk, node, via, depth)
+            # `export -p > f`, `declare -x | curl -d @- ...`: it prints, so it may feed a
+            # pipe or a redirect like any command.
+            around = _containers(chain)
+            head = _declaration(walk, node, via, depth, around)
+            if head is not None and previous_stage:
+                for inside in (node, *around):
+                    stage_heads[inside.id] = head
+        elif kind == "redirected_statement" and node.child_by_field_name("body") is None:
+            # `> f`, `>> f`: a redirect alone truncates or creates the file.
+            redirects, _ = _redirects(node.children_by_field_name("redirect"), source, walk.env)
+            if redirects:
+                walk.commands.append(
+                    SimpleCommand(":", (), _NO_FLAGS, (), redirects=redirects, via=via)
+                )
         elif kind == "variable_assignment" and parent_kind in (
             "program",
             "list",
@@ -422,8 +435,11 @@ def _weight(commands: tuple[SimpleCommand, ...]) -> int:
     return sum(200 + sum(len(a) + 56 for a in c.args) for c in commands)
 
 
-def _declaration(walk: _Walk, node: Node, via: str, depth: int) -> None:
-    """export/declare/local/readonly/unset: builtins that change the shell's variables."""
+def _declaration(
+    walk: _Walk, node: Node, via: str, depth: int, around: list[Node]
+) -> SimpleCommand | None:
+    """export/declare/local/readonly/unset: builtins that change the shell's variables (and
+    print them: `export -p`, `declare -x`)."""
     source = walk.source
     keyword = next((c for c in node.children if not c.is_named), None)
     program = keyword.type if keyword is not None else "export"
@@ -439,9 +455,13 @@ def _declaration(walk: _Walk, node: Node, via: str, depth: int) -> None:
         for c in node.named_children
     )
     flags, positionals = _split_flags(args)
-    walk.commands.append(SimpleCommand(program, args, flags, positionals, via=via))
+    redirect_nodes = _redirect_nodes(node, around)
+    redirects = _redirects(redirect_nodes, source, walk.env)[0] if redirect_nodes else ()
+    command = SimpleCommand(program, args, flags, positionals, redirects=redirects, via=via)
+    walk.commands.append(command)
     for assignment in args:
         _follow_variable(walk, assignment, via, depth)
+    return command
 
 
 def _follow_variable(walk: _Walk, assignment: str, via: str, depth: int = 0) -> None:
