@@ -12,7 +12,8 @@ from typing import NamedTuple
 import re2
 
 from sidecar.effects.catalogue import Catalogue
-from sidecar.effects.model import Effect
+from sidecar.effects.model import Action, Effect
+from sidecar.effects.package_sources import judged_write
 from sidecar.effects.paths import ClassSpec, PathClasses, class_specs
 from sidecar.effects.rules import EffectJudge, compile_rules
 from sidecar.effects.shell_effects import LineEffects, line_effects
@@ -76,9 +77,23 @@ class EffectAnalyser:
         workspace's)."""
         found: list[Judged] = []
         for effect in effects:
+            effect = self._with_sources(effect)
             for rule in self.judge_rules.matching(effect, workspace):
                 found.append(Judged(rule.rule, effect))
         return found
+
+    def _with_sources(self, effect: Effect) -> Effect:
+        """A write to a package configuration, lockfile or manifest, with the flags of what
+        it says about package sources (`untrusted_source`, `benign_config`, ...)."""
+        if effect.action is not Action.WRITE or not effect.content:
+            return effect
+        judged = judged_write(
+            effect.target, effect.content, effect.flags, self.catalogue.trusted_index
+        )
+        if judged is None:
+            return effect
+        flags, named = judged
+        return effect._replace(flags=effect.flags | flags, data=named or effect.data)
 
     def _check_rule_examples(self) -> list[str]:
         problems: list[str] = []
@@ -88,7 +103,7 @@ class EffectAnalyser:
             for example, expected in cases:
                 if not isinstance(example, str):
                     continue
-                effects = self.line(shell_analyse(example)).effects
+                effects = [self._with_sources(e) for e in self.line(shell_analyse(example)).effects]
                 matched = any(
                     r.rule.id == rule.id for e in effects for r in self._example_judge.matching(e)
                 )

@@ -19,6 +19,18 @@ from sidecar.code import analyse_code, code_invocations
 from sidecar.effects.catalogue import Catalogue, ParsedCommand, effects_of
 from sidecar.effects.hosts import host_of
 from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
+from sidecar.effects.package_sources import (
+    INSECURE,
+    PACKAGE_SOURCE,
+    UNTRUSTED,
+    command_findings,
+    findings,
+    is_source_variable,
+    kind_of,
+    merged,
+    variable_findings,
+    word_findings,
+)
 from sidecar.effects.paths import normalise
 from sidecar.effects.renames import mark_renames
 from sidecar.effects.secret_output import (
@@ -89,6 +101,7 @@ def line_effects(
     spawned: list[ShellAnalysis] = []
     read_only = not analysis.problems and not analysis.parse_error
     for command in analysis.commands:
+        effects.extend(_source_settings(command, catalogue))
         if command.program in _BOOKKEEPING:
             continue
         found, known, quiet = _command_effects(command, catalogue, flow)
@@ -340,6 +353,7 @@ def _command_effects(
         or (any(e.action in _NETWORK for e in found) and _substitutes(command.args))
     ):
         found = _secret_sends(command, parsed, found, input_sources, flow, catalogue)
+    found = _package_edits(command, found, catalogue)
     read_here = tuple(e.target for e in found if e.action is Action.READ)
     if read_here:  # tar czf k.tgz ~/.ssh: the archive carries what it read
         found = [
@@ -572,6 +586,83 @@ _SECRET_IN_REQUEST = frozenset({"secret_in_request"})
 
 def _substitutes(args: tuple[str, ...]) -> bool:
     return any(type(w) is not str and ("$(" in w or "`" in w) for w in args)
+
+
+_ENVIRONMENT_TARGET = "(environment)"
+_SETTINGS = frozenset({PACKAGE_SOURCE, "config"})
+_RISKY_SOURCES = frozenset({UNTRUSTED, INSECURE})
+
+
+def _source_settings(command: SimpleCommand, catalogue: Catalogue) -> list[Effect]:
+    """Package sources chosen by variables (`export PIP_INDEX_URL=...`, `GOFLAGS=-insecure go
+    get ...`, `GIT_SSL_NO_VERIFY=1 git clone`) or by git's `-c` settings for one command."""
+    words = command.args if command.program in _BOOKKEEPING else command.environment
+    found: list[Effect] = []
+    for word in words:
+        name, equals, value = word.partition("=")
+        if not equals or not is_source_variable(name):
+            continue
+        judged = variable_findings(name, value, catalogue.trusted_index)
+        flags = judged.flags(known=False)
+        if flags & _RISKY_SOURCES:
+            found.append(
+                Effect(Action.WRITE, _ENVIRONMENT_TARGET, flags=flags | _SETTINGS,
+                       program=command.program, data=judged.untrusted + judged.insecure)
+            )  # fmt: skip
+    if command.program == "git" and "-c" in command.args:
+        settings = [
+            command.args[i + 1].replace("=", " ", 1)
+            for i, word in enumerate(command.args[:-1])
+            if word == "-c" and type(command.args[i + 1]) is str
+        ]
+        judged = findings("~/.gitconfig", "\n".join(settings), catalogue.trusted_index)
+        flags = judged.flags(known=False)
+        if flags & _RISKY_SOURCES:
+            found.append(
+                Effect(Action.WRITE, "(git -c)", flags=flags | _SETTINGS, program="git",
+                       data=judged.untrusted + judged.insecure)
+            )  # fmt: skip
+    return found
+
+
+def _package_edits(
+    command: SimpleCommand, found: list[Effect], catalogue: Catalogue
+) -> list[Effect]:
+    """A package configuration, lockfile or manifest changed by a command whose result is
+    not known (`sed -i`, `cp`, `curl -o`): the hosts its words name may be its new sources."""
+    result = found
+    for index, effect in enumerate(found):
+        if (
+            effect.action is not Action.WRITE
+            or effect.content
+            or PACKAGE_SOURCE in effect.flags
+            or not kind_of(effect.target)
+        ):
+            continue
+        words = [w for w in command.args if type(w) is str]
+        if "config" in effect.flags:  # a settings command: its words are the whole change
+            flags = command_findings(effect.target, words, catalogue.trusted_index).flags()
+        else:  # `echo ... | tee -a pip.conf`, `tee f <<< ...`: what is fed in is written
+            fed = _fed_text(command)
+            flags = merged(
+                findings(effect.target, fed, catalogue.trusted_index),
+                word_findings(words + fed.split(), catalogue.trusted_index),
+            ).flags(known=False)
+        if result is found:
+            result = list(found)
+        result[index] = effect._replace(flags=effect.flags | flags | {PACKAGE_SOURCE})
+    return result
+
+
+def _fed_text(command: SimpleCommand) -> str:
+    """The here-document or here-string fed to a command, and the words of the commands
+    piped into it (`printf 'a\\nb' | tee f`), as text."""
+    parts = [command.stdin_text] if command.stdin_text else []
+    source, depth = command.input_from, 0
+    while source is not None and depth < 4:
+        parts.extend(w for w in source.args if type(w) is str and not w.startswith("-"))
+        source, depth = source.input_from, depth + 1
+    return "\n".join(parts).replace("\\n", "\n")[:65536]
 
 
 def _trusted_indexes(

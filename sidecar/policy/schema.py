@@ -449,6 +449,7 @@ class ToolAdapter(Strict):
     )  # fmt: skip
     content: tuple[str, ...] = (
         "content", "file_text", "new_string", "new_str", "code_edit", "new_source", "new_text",
+        "newText",
         "after", "diff", "edits", "text", "contents", "fact",
     )  # fmt: skip
     destination: tuple[str, ...] = ("destination", "new_path", "to", "target")
