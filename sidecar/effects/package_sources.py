@@ -177,13 +177,16 @@ def findings(path: str, text: str, trusted: Callable[[str], bool]) -> Findings:
     return collector.findings()
 
 
-def word_findings(words: Iterable[str], trusted: Callable[[str], bool]) -> Findings:
+def word_findings(
+    words: Iterable[str], trusted: Callable[[str], bool], dotted: bool = True
+) -> Findings:
     """An edit whose result is not known (`sed -i 's#old#new#' yarn.lock`), or a settings
     command no reader knows (`poetry source add x URL`): every host its words name is taken
-    as a source the file may be pointed at."""
+    as a source the file may be pointed at. `dotted`: bare host names count too, not only
+    URLs (a settings command's values are other things: `git config user.email a@b.com`)."""
     collector = _Collector(trusted)
     for word in words:
-        for host in _hosts_in(word):
+        for host in _hosts_in(word, dotted):
             collector.sources += 1
             if not trusted(host) and not _is_code_host(host):
                 collector.untrusted.append(host)
@@ -213,12 +216,17 @@ _FILE_SUFFIXES = frozenset(
     {"py", "js", "ts", "rs", "go", "sh", "md", "rb", "pl", "cs", "kt", "gz", "xz", "db", "so",
      "mk", "ps", "pm", "ex", "hs", "ml", "in"}
 )  # fmt: skip
+_MAIL = re2.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _DELIMITERS = re2.compile(r"[\s/#|,;:\"'@=<>()\[\]{}\\*+?^$]+")
 
 
-def _hosts_in(text: str) -> list[str]:
+def _hosts_in(text: str, dotted: bool = True) -> list[str]:
     found = [(a or b).lower().strip(".") for a, b in _URL_HOST.findall(text)]
-    for token in _DELIMITERS.split(_URL_HOST.sub(" ", text)):
+    if not dotted:
+        return [h for h in dict.fromkeys(found) if h]
+    # Mail addresses name no source (`s/old@acme.com/new@acme.com/` in package.json).
+    bare = _MAIL.sub(" ", _URL_HOST.sub(" ", text))
+    for token in _DELIMITERS.split(bare):
         token = token.strip(".")
         if (
             "." in token
@@ -234,7 +242,8 @@ def command_findings(path: str, words: list[str], trusted: Callable[[str], bool]
     `git config url.X.insteadOf Y`): each `key=value` word, and each pair of neighbouring
     words, is read as a line of the file the command changes; hosts named anywhere count."""
     lines = [w for w in words if "=" in w] + [f"{a} {b}" for a, b in pairwise(words)]
-    return merged(findings(path, "\n".join(lines), trusted), word_findings(words, trusted))
+    loose = word_findings(words, trusted, dotted=False)
+    return merged(findings(path, "\n".join(lines), trusted), loose)
 
 
 def merged(*parts: Findings) -> Findings:

@@ -124,13 +124,35 @@ def line_effects(
         effects.extend(found)
     read_only = read_only and bool(effects or analysis.commands)
     return LineEffects(
-        tuple(effects),
+        tuple(_filled_later(effects, flow)),
         tuple(dict.fromkeys(unknown)),
         read_only,
         tuple(dict.fromkeys(problems)),
         flow.cwd,
         tuple(spawned),
     )
+
+
+def _filled_later(effects: list[Effect], flow: _Flow) -> list[Effect]:
+    """Hooks run later: a hooks or template directory set first and filled from the network
+    later in the line (`git config init.templateDir d && curl ... | tar x -C d`) is code
+    from the network, as if filled first."""
+    found = effects
+    for index, effect in enumerate(effects):
+        if (
+            effect.action is Action.PERSIST
+            and "hooks_path" in effect.flags
+            and effect.origin is Origin.NONE
+        ):
+            produced = _file_origin(effect.target, flow)
+            inside = effect.target.rstrip("/") + "/"
+            below = [o for path, o in flow.origins.items() if path.startswith(inside)]
+            if below:  # wget -O dir/hooks/post-checkout URL
+                produced = _strongest([produced, *below])
+            if produced is not Origin.FILE and produced is not Origin.NONE:
+                found = list(found) if found is effects else found
+                found[index] = effect._replace(origin=produced)
+    return found
 
 
 _CHANGES_DIRECTORY = frozenset({"cd", "pushd", "chdir"})

@@ -55,6 +55,8 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
         "workflows/" in path or name in (".gitlab-ci.yml", "config.yml", "azure-pipelines.yml")
     ):
         return workflow_commands(content)
+    if is_ssh_config(path):
+        return ssh_config_commands(content)
     if name in ("Makefile", "makefile", "GNUmakefile") or name.endswith(".mk"):
         return [
             line.strip().lstrip("@-+").strip()
@@ -62,6 +64,43 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
             if line.startswith("\t") and line.strip()
         ]
     return []
+
+
+def is_ssh_config(path: str) -> bool:
+    """An ssh client configuration: ~/.ssh/config (and files it includes), ssh_config."""
+    full = "/" + path.lstrip("/")
+    name = full.rsplit("/", 1)[-1]
+    if "/.ssh/" in full:
+        return name == "config" or "/config.d/" in full or name.endswith(".conf")
+    return full.startswith(("/etc/ssh/ssh_config", "/usr/etc/ssh/ssh_config"))
+
+
+# ssh runs these values with the user's shell: on connecting (ProxyCommand), after
+# connecting (LocalCommand, with PermitLocalCommand), to list host keys (KnownHostsCommand),
+# and to decide whether a Match block applies (`Match exec "..."`).
+_SSH_COMMAND = re2.compile(
+    r"(?i)^\s*(?:ProxyCommand|LocalCommand|KnownHostsCommand)\s*(?:=\s*|\s)\s*(.+?)\s*$"
+)
+_SSH_MATCH_EXEC = re2.compile(r'(?i)\bexec\s+(?:"([^"]*)"|(\S+))')
+_SSH_TOKENS = (("%%", "%"), ("%h", "host.example"), ("%p", "22"), ("%r", "user"), ("%n", "host"))
+
+
+def ssh_config_commands(content: str) -> list[str]:
+    found: list[str] = []
+    for line in content.splitlines()[:_MAX_LINES]:
+        command = _SSH_COMMAND.search(line)
+        if command is not None:
+            found.append(command.group(1))
+        elif line.strip().lower().startswith("match"):
+            found.extend(quoted or bare for quoted, bare in _SSH_MATCH_EXEC.findall(line))
+    result: list[str] = []
+    for text in found:
+        if text.lower() == "none":
+            continue
+        for token, value in _SSH_TOKENS:
+            text = text.replace(token, value)
+        result.append(text)
+    return result
 
 
 def cron_commands(content: str, system: bool = False) -> list[str]:

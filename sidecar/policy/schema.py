@@ -444,6 +444,7 @@ class ToolAdapter(Strict):
     commands: tuple[str, ...] = ("commands",)
     path: tuple[str, ...] = (
         "file_path", "path", "target_file", "absolutePath", "absolute_path", "notebook_path",
+        "filePath",
         "filename", "file", "dir_path", "relative_workspace_path", "paths", "files",
         "file_paths", "include",
     )  # fmt: skip
