@@ -246,3 +246,19 @@ def test_not_package_configuration() -> None:
     assert kind_of("src/config.toml") == ""
     assert kind_of("README.md") == ""
     assert findings("notes.txt", "registry=https://npm.x.example/", _trusted).sources == 0
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("nerdctl tag registry.example-mirror.io/ci/golang:1.22 golang:1.22", ASK),
+        ("docker image tag quay.io/x/redis@sha256:0123abcd redis:7", ASK),
+        ("docker tag ghcr.io/someone/library/alpine:3.20 docker.io/library/alpine:3.20", ASK),
+        ("docker tag ghcr.io/acme/api:1.2 ghcr.io/acme/api:stable", ALLOW),
+        ("docker tag postgres:16 registry.acme.example/mirror/postgres:16", ALLOW),
+        ("docker tag web web:previous", ALLOW),
+    ],
+)
+async def test_images_retagged_as_official(command: str, expected: Verdict) -> None:
+    verdict, rules = await judged("Bash", {"command": command})
+    assert verdict is expected, (command, rules)

@@ -18,6 +18,7 @@ import re2
 from sidecar.code import analyse_code, code_invocations
 from sidecar.effects.catalogue import Catalogue, ParsedCommand, effects_of
 from sidecar.effects.hosts import host_of
+from sidecar.effects.image_names import shadowed_official
 from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.package_sources import (
     INSECURE,
@@ -613,6 +614,7 @@ def _substitutes(args: tuple[str, ...]) -> bool:
 _ENVIRONMENT_TARGET = "(environment)"
 _SETTINGS = frozenset({PACKAGE_SOURCE, "config"})
 _RISKY_SOURCES = frozenset({UNTRUSTED, INSECURE})
+_IMAGE_RETAG = frozenset({"official_image_shadowed"})
 
 
 def _source_settings(command: SimpleCommand, catalogue: Catalogue) -> list[Effect]:
@@ -631,6 +633,12 @@ def _source_settings(command: SimpleCommand, catalogue: Catalogue) -> list[Effec
                 Effect(Action.WRITE, _ENVIRONMENT_TARGET, flags=flags | _SETTINGS,
                        program=command.program, data=judged.untrusted + judged.insecure)
             )  # fmt: skip
+    shadowed = shadowed_official(command.program, command.positionals)
+    if shadowed is not None:  # docker tag x/library-mirror/node:20 node:20
+        found.append(
+            Effect(Action.WRITE, f"image {shadowed[1]}", flags=_IMAGE_RETAG,
+                   program=command.program, data=(shadowed[0],))
+        )  # fmt: skip
     if command.program == "git" and "-c" in command.args:
         settings = [
             command.args[i + 1].replace("=", " ", 1)
