@@ -130,7 +130,14 @@ def kind_of(path: str) -> str:
         return "ini"
     if lowered in ("config.toml", "config") and "/.cargo/" in "/" + path:
         return "toml"
-    if lowered in ("uv.toml", "pyproject.toml", "cargo.toml", "pipfile", "poetry.toml"):
+    if lowered in (
+        "uv.toml",
+        "pyproject.toml",
+        "cargo.toml",
+        "pipfile",
+        "poetry.toml",
+        "bunfig.toml",
+    ):
         return "toml"
     if (lowered == "env" and "/go/" in "/" + path) or lowered == "go.env":
         return "go_env"

@@ -111,6 +111,7 @@ def line_effects(
         if code_effects is not None:
             found.extend(code_effects(command))
         code_found, code_problems = _interpreted(command, catalogue, flow, depth, spawned)
+        code_found = _fed_secrets_sent(command, code_found, catalogue, flow)
         if code_found or code_problems:
             if flow.cwd:
                 code_found = [rebased(effect, flow.cwd) for effect in code_found]
@@ -132,6 +133,24 @@ def line_effects(
         flow.cwd,
         tuple(spawned),
     )
+
+
+def _fed_secrets_sent(
+    command: SimpleCommand, found: list[Effect], catalogue: Catalogue, flow: _Flow
+) -> list[Effect]:
+    """Code fed a secret on standard input that sends data it does not name (`gh auth token
+    | python3 -c '...urlopen(URL, sys.stdin.read())'`) may send the secret."""
+    if command.input_from is None or not any(e.action is Action.SEND for e in found):
+        return found
+    fed = tuple(s for s in _input_of(command, catalogue, flow)[1] if is_secret_data(s))
+    if not fed:
+        return found
+    return [
+        e._replace(data=tuple(dict.fromkeys(e.data + fed)))
+        if e.action is Action.SEND and ("unresolved" in e.flags or not e.data or "?" in e.data)
+        else e
+        for e in found
+    ]
 
 
 def _filled_later(effects: list[Effect], flow: _Flow) -> list[Effect]:
