@@ -43,6 +43,12 @@ def _trusted(host: str) -> bool:
         "pip config --user set global.extra-index-url https://wheels.example.io/simple",
         "pip3 config set install.trusted-host wheels.example.io",
         "yarn config set strict-ssl false",
+        "npm set registry https://npm.fastcdn.example.net/",
+        "pdm config pypi.url https://wheels.example.io/simple",
+        "go mod edit -replace github.com/sirupsen/logrus=logrus.mirror.example/logrus@v1.9.3",
+        # A CA bundle or client certificate changes who is trusted: asks as before.
+        "npm config set cafile /tmp/corp-ca.pem",
+        "pip config set global.cert /tmp/mitm.pem",
         # Variables for one command or the rest of the line.
         "PIP_EXTRA_INDEX_URL=https://wheels.example.io/simple pip install fastapi",
         "export UV_INDEX_URL=https://wheels.example.io/simple && uv sync",

@@ -41,6 +41,7 @@ class Findings(NamedTuple):
     insecure: tuple[str, ...] = ()  # integrity or TLS checks switched off
     sources: int = 0  # sources named (trusted or not)
     credential: bool = False  # a literal credential written (not a ${VAR} reference)
+    sensitive: bool = False  # how packages are fetched changes (a CA, a proxy): not benign
 
     def flags(self, known: bool = True) -> frozenset[str]:
         """The flags a write with these findings carries; `known`: the content was seen."""
@@ -51,7 +52,7 @@ class Findings(NamedTuple):
             found.add(INSECURE)
         if self.sources and not self.untrusted and not self.insecure:
             found.add(TRUSTED)
-        if known and not self.untrusted and not self.insecure and not self.credential:
+        if known and not (self.untrusted or self.insecure or self.credential or self.sensitive):
             found.add(BENIGN)
         return frozenset(found)
 
@@ -63,6 +64,7 @@ class _Collector:
         self.insecure: list[str] = []
         self.sources = 0
         self.credential = False
+        self.sensitive = False
 
     def index(self, value: str) -> None:
         """A package index or registry (a URL; a bare name such as `conda-forge` is none)."""
@@ -100,6 +102,7 @@ class _Collector:
             tuple(dict.fromkeys(self.insecure)),
             self.sources,
             self.credential,
+            self.sensitive,
         )
 
 
@@ -181,7 +184,16 @@ def findings(path: str, text: str, trusted: Callable[[str], bool]) -> Findings:
     collector = _Collector(trusted)
     if kind and text:
         _READERS[kind](text[:_MAX_TEXT], collector)
+        collector.sensitive = _FETCH_SETTING.search(text[:_MAX_TEXT]) is not None
     return collector.findings()
+
+
+# Settings that change how packages are fetched without naming a source: a CA bundle or a
+# client certificate (who is trusted), a proxy (who sees and may change the traffic).
+_FETCH_SETTING = re2.compile(
+    r"(?im)(^|[\s.:_-])(cafile|ca|cert|client-cert|certfile|keyfile|sslcainfo|sslcapath|sslcert|"
+    r"sslkey|ssl_ca_cert|proxy|https?[-_]proxy|https-proxy|client_cert|cert_file)\s*[=: ]"
+)
 
 
 def word_findings(
@@ -249,8 +261,10 @@ def command_findings(path: str, words: list[str], trusted: Callable[[str], bool]
     `git config url.X.insteadOf Y`): each `key=value` word, and each pair of neighbouring
     words, is read as a line of the file the command changes; hosts named anywhere count."""
     lines = [w for w in words if "=" in w] + [f"{a} {b}" for a, b in pairwise(words)]
-    loose = word_findings(words, trusted, dotted=False)
-    return merged(findings(path, "\n".join(lines), trusted), loose)
+    read = findings(path, "\n".join(lines), trusted)
+    if read.sources or read.insecure or kind_of(path) == "gitconfig":
+        return read  # git's values are URLs of many kinds (remotes): only its reader counts
+    return merged(read, word_findings(words, trusted, dotted=False))
 
 
 def merged(*parts: Findings) -> Findings:
@@ -259,6 +273,7 @@ def merged(*parts: Findings) -> Findings:
         tuple(dict.fromkeys(c for part in parts for c in part.insecure)),
         sum(part.sources for part in parts),
         any(part.credential for part in parts),
+        any(part.sensitive for part in parts),
     )
 
 
@@ -393,8 +408,12 @@ def _go_variable(name: str, value: str, out: _Collector) -> None:
 _GO_REPLACE = re2.compile(r"(?m)^\s*(?:replace\s+)?\S+(?:\s+v\S+)?\s*=>\s*(\S+)")
 
 
+_GO_EDIT_REPLACE = re2.compile(r"(?:^|\s)-replace[= ]\S+?=(\S+)")
+
+
 def _go_mod(text: str, out: _Collector) -> None:
-    for target in _GO_REPLACE.findall(text[:_MAX_TEXT]):
+    edits = _GO_EDIT_REPLACE.findall(text[:_MAX_TEXT])  # go mod edit -replace old=new@v
+    for target in _GO_REPLACE.findall(text[:_MAX_TEXT]) + [t.split("@", 1)[0] for t in edits]:
         if target.startswith((".", "/")):
             continue  # a local directory
         host = target.split("/", 1)[0].lower()

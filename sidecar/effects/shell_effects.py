@@ -685,7 +685,7 @@ def _package_edits(
             effect.action is not Action.WRITE
             or effect.content
             or PACKAGE_SOURCE in effect.flags
-            or not kind_of(effect.target)
+            or not (kind_of(effect.target) or "config" in effect.flags)
         ):
             continue
         words = [w for w in command.args if type(w) is str]
