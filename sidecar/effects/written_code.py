@@ -13,6 +13,8 @@ import shlex
 
 import re2
 
+from sidecar.shell.embedded_code import git_runs
+
 _MAX_LINES = 2000
 _UNIT_EXEC = re2.compile(r"(?m)^\s*Exec[A-Za-z]*\s*=\s*[-@:+!]*(.+)$")
 _DESKTOP_FIELD_CODES = re2.compile(r"%[fFuUdDnNickvm]")
@@ -57,6 +59,8 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
         return workflow_commands(content)
     if is_ssh_config(path):
         return ssh_config_commands(content)
+    if is_git_config(path):
+        return git_config_commands(content)
     if name in ("Makefile", "makefile", "GNUmakefile") or name.endswith(".mk"):
         return [
             line.strip().lstrip("@-+").strip()
@@ -73,6 +77,51 @@ def is_ssh_config(path: str) -> bool:
     if "/.ssh/" in full:
         return name == "config" or "/config.d/" in full or name.endswith(".conf")
     return full.startswith(("/etc/ssh/ssh_config", "/usr/etc/ssh/ssh_config"))
+
+
+def holds_command_values(path: str) -> bool:
+    """Configuration files some of whose values are command lines (not scripts)."""
+    return is_ssh_config(path) or is_git_config(path)
+
+
+def is_git_config(path: str) -> bool:
+    full = "/" + path.lstrip("/")
+    name = full.rsplit("/", 1)[-1]
+    return (
+        name == ".gitconfig"
+        or full.endswith(("/.git/config", "/.config/git/config"))
+        or full in ("/etc/gitconfig",)
+    )
+
+
+_GIT_SECTION = re2.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"([^"]*)")?\s*\]')
+_GIT_VALUE = re2.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*?)\s*$")
+
+
+def git_config_commands(content: str) -> list[str]:
+    """Values git runs as shell commands: aliases and helpers starting with `!`, pagers,
+    editors, core.sshCommand, core.fsmonitor, filters, diff drivers, ..."""
+    found: list[str] = []
+    section = ""
+    for line in content.splitlines()[:_MAX_LINES]:
+        header = _GIT_SECTION.search(line)
+        if header is not None:
+            name, sub = header.group(1).lower(), header.group(2)
+            section = f"{name}.{sub.lower()}" if sub else name
+            continue
+        value = _GIT_VALUE.search(line)
+        if value is None or not section:
+            continue
+        key, text = f"{section}.{value.group(1).lower()}", value.group(2)
+        if len(text) >= 2 and text[0] == text[-1] == '"':
+            text = text[1:-1].replace('\\"', '"')
+        if git_runs(key, text) and text.strip("!"):
+            command = text.removeprefix("!")
+            if key.startswith("credential") and key.endswith(".helper"):
+                # git hands the helper the credentials on its standard input.
+                command = "git credential fill | { " + command + "\n}"
+            found.append(command)
+    return found
 
 
 # ssh runs these values with the user's shell: on connecting (ProxyCommand), after
