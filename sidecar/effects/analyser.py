@@ -12,18 +12,26 @@ from typing import NamedTuple
 import re2
 
 from sidecar.effects.catalogue import Catalogue
-from sidecar.effects.model import Effect
+from sidecar.effects.model import Action, Effect
 from sidecar.effects.own_endpoints import OwnEndpoints
+from sidecar.effects.package_sources import judged_write
 from sidecar.effects.paths import ClassSpec, PathClasses, class_specs
 from sidecar.effects.rules import EffectJudge, compile_rules
+from sidecar.effects.secret_output import secret_data
 from sidecar.effects.shell_effects import LineEffects, line_effects
+from sidecar.effects.url_secrets import secrets_in_urls
 from sidecar.matching.globs import GlobSet
 from sidecar.policy.schema import EffectRule, Policy
+from sidecar.secrets import SecretScanner
 from sidecar.shell.walk import ShellAnalysis
 from sidecar.shell.walk import analyse as shell_analyse
 
 CREDENTIALS = "credentials"
 _MAX_SHOWN = 120
+
+
+_URL_ACTIONS = frozenset({Action.FETCH, Action.SEND})
+_SECRET_IN_URL = frozenset({"secret_in_url"})
 
 
 class Judged(NamedTuple):
@@ -63,6 +71,7 @@ class EffectAnalyser:
         self.judge_rules = EffectJudge(self.rules, self.classes, host_allowed)
         # Examples show a rule's logic, whatever hosts an operator allows.
         self._example_judge = EffectJudge(self.rules, self.classes, lambda host: False)
+        self._scanner = SecretScanner()
 
     def problems(self) -> list[str]:
         """Rules naming unknown classes, and examples that do not behave as written."""
@@ -72,17 +81,50 @@ class EffectAnalyser:
         return self._check_rule_examples() + self._check_program_examples()
 
     def line(self, analysis: ShellAnalysis) -> LineEffects:
-        return line_effects(analysis, self.catalogue)
+        found = line_effects(analysis, self.catalogue)
+        carried = self._secrets_in_urls(analysis, found.effects)
+        return found._replace(effects=found.effects + carried) if carried else found
+
+    def _secrets_in_urls(
+        self, analysis: ShellAnalysis, effects: tuple[Effect, ...]
+    ) -> tuple[Effect, ...]:
+        """A line that fetches or sends, whose words (code given to an interpreter too)
+        hold a URL carrying a credential: a send of it to each host contacted."""
+        hosts = [e.target for e in effects if e.action in _URL_ACTIONS]
+        if not hosts:
+            return ()
+        words = (w for command in analysis.commands for w in command.args if "://" in w)
+        kinds = secrets_in_urls("\n".join(words), self._scanner)
+        if not kinds:
+            return ()
+        data = (secret_data(f"a URL: {', '.join(kinds)}"),)
+        return tuple(
+            Effect(Action.SEND, host, data=data, flags=_SECRET_IN_URL)
+            for host in dict.fromkeys(hosts)
+        )
 
     def judge(self, effects: Iterable[Effect], workspace: str = "") -> list[Judged]:
         """`workspace`: the call's working directory when known (paths below it are the
         workspace's)."""
         found: list[Judged] = []
         for effect in effects:
-            effect = self.own_endpoints.mark(effect)
+            effect = self.own_endpoints.mark(self._with_sources(effect))
             for rule in self.judge_rules.matching(effect, workspace):
                 found.append(Judged(rule.rule, effect))
         return found
+
+    def _with_sources(self, effect: Effect) -> Effect:
+        """A write to a package configuration, lockfile or manifest, with the flags of what
+        it says about package sources (`untrusted_source`, `benign_config`, ...)."""
+        if effect.action is not Action.WRITE or not effect.content:
+            return effect
+        judged = judged_write(
+            effect.target, effect.content, effect.flags, self.catalogue.trusted_index
+        )
+        if judged is None:
+            return effect
+        flags, named = judged
+        return effect._replace(flags=effect.flags | flags, data=named or effect.data)
 
     def _check_rule_examples(self) -> list[str]:
         problems: list[str] = []
@@ -92,7 +134,7 @@ class EffectAnalyser:
             for example, expected in cases:
                 if not isinstance(example, str):
                     continue
-                effects = self.line(shell_analyse(example)).effects
+                effects = [self._with_sources(e) for e in self.line(shell_analyse(example)).effects]
                 marked = [self.own_endpoints.mark(e) for e in effects]
                 matched = any(
                     r.rule.id == rule.id for e in marked for r in self._example_judge.matching(e)

@@ -16,6 +16,7 @@ import re2
 from sidecar.effects.hosts import host_of
 from sidecar.effects.model import STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
+from sidecar.effects.secret_output import CompiledSecretOutput, compile_secret_outputs
 from sidecar.matching.globs import glob_to_re2
 from sidecar.policy.programs import EffectSpec, ProgramSpec
 
@@ -96,6 +97,7 @@ class CompiledProgram:
     single_dash_words: bool = False
     read_only_when: frozenset[str] = frozenset()
     read_only_twin: CompiledProgram | None = None  # the same spec, read-only
+    prints_secrets: tuple[CompiledSecretOutput, ...] = ()  # its own and its parents'
     subcommands: dict[str, CompiledProgram] = field(default_factory=dict)
     subcommand_globs: list[tuple[re2._Regexp, CompiledProgram]] = field(default_factory=list)
 
@@ -127,6 +129,7 @@ def _compile(
     inherited_values: frozenset[str] = frozenset(),
     inherited_flags: Mapping[str, str] | None = None,
     inherited_text: Mapping[str, str] | None = None,
+    inherited_secrets: tuple[CompiledSecretOutput, ...] = (),
 ) -> CompiledProgram:
     values = inherited_values | frozenset(spec.value_options)
     flag_names = dict(inherited_flags or {})
@@ -151,12 +154,15 @@ def _compile(
         text_flags=tuple((flag, re2.compile(pattern)) for flag, pattern in text_flags.items()),
         runs_command=spec.runs_command,
         read_only_when=frozenset(spec.read_only_when),
+        prints_secrets=inherited_secrets + compile_secret_outputs(spec.prints_secrets),
     )
     if spec.read_only_when:
         program.read_only_twin = replace(program, read_only=True, read_only_when=frozenset())
     for names, sub in spec.subcommands.items():
         for sub_name in names.split("|"):
-            compiled = _compile(f"{name} {sub_name}", sub, values, flag_names, text_flags)
+            compiled = _compile(
+                f"{name} {sub_name}", sub, values, flag_names, text_flags, program.prints_secrets
+            )
             if "*" in sub_name:
                 program.subcommand_globs.append((re2.compile(glob_to_re2(sub_name)), compiled))
             else:

@@ -17,12 +17,13 @@ from sidecar.effects.paths import (
     glob_directory,
     is_glob,
 )
+from sidecar.effects.secret_output import SECRET_CLASS, is_secret_data
 from sidecar.policy.schema import EffectRule
 
 ENVIRONMENT_CLASS = "environment"
 FILE_CLASS = "file"  # any local path, as data sent
 BUILT_IN_CLASSES = frozenset(
-    {WORKSPACE, OUTSIDE_WORKSPACE, UNRESOLVED_CLASS, ENVIRONMENT_CLASS, FILE_CLASS}
+    {WORKSPACE, OUTSIDE_WORKSPACE, UNRESOLVED_CLASS, ENVIRONMENT_CLASS, FILE_CLASS, SECRET_CLASS}
 )
 # Actions whose target is a path (others name hosts, packages, processes or resources).
 PATH_ACTIONS = frozenset(
@@ -153,6 +154,8 @@ class EffectJudge:
         for item in effect.data:
             if item == ENVIRONMENT:
                 names.add(ENVIRONMENT_CLASS)
+            elif is_secret_data(item):
+                names.add(SECRET_CLASS)  # a secret value a program printed, not a file
             elif item not in (STDIN, ""):
                 names.add(FILE_CLASS)
                 names |= self.classes.classify(item, True, workspace)

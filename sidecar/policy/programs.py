@@ -133,6 +133,29 @@ class ProgramExample(_Strict):
     )
 
 
+class SecretOutput(_Strict):
+    """When a program prints a credential (`gh auth token`, `vault kv get`, `kubectl get
+    secret -o json`): all given conditions must hold. What it prints then counts as a
+    secret wherever it flows: sending it anywhere is credential exfiltration."""
+
+    when: tuple[str, ...] = Field(
+        default=(), description="Only when one of these named flags is given."
+    )
+    unless: tuple[str, ...] = Field(
+        default=(), description="Not when one of these named flags is given."
+    )
+    match: Re2Text | None = Field(
+        default=None,
+        description="RE2 searched in the command line (the program and its words, joined "
+        "by spaces): `(^|\\s)token\\s+create\\b`.",
+    )
+    not_match: Re2Text | None = Field(
+        default=None,
+        description="RE2: not when the command line matches (a jsonpath that selects only "
+        "a public certificate).",
+    )
+
+
 class ProgramSpec(_Strict):
     aliases: tuple[str, ...] = Field(default=(), description="Other names of the same program.")
     description: str = ""
@@ -204,7 +227,23 @@ class ProgramSpec(_Strict):
         description="A subcommand not listed: use the program's own effects, or 'unresolved' "
         "(cannot tell what it does: ask).",
     )
+    prints_secrets: tuple[SecretOutput, ...] = Field(
+        default=(),
+        description="What the command prints is a credential when one of these holds "
+        "(`true` for always). Subcommands inherit them.",
+    )
     examples: tuple[ProgramExample, ...] = ()
+
+    @field_validator("prints_secrets", mode="before")
+    @classmethod
+    def _always(cls, value: object) -> object:
+        if value is True:
+            return [{}]
+        if value is False or value is None:
+            return []
+        if isinstance(value, dict):
+            return [value]
+        return value
 
 
 ProgramSpec.model_rebuild()

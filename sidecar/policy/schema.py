@@ -444,11 +444,13 @@ class ToolAdapter(Strict):
     commands: tuple[str, ...] = ("commands",)
     path: tuple[str, ...] = (
         "file_path", "path", "target_file", "absolutePath", "absolute_path", "notebook_path",
+        "filePath",
         "filename", "file", "dir_path", "relative_workspace_path", "paths", "files",
         "file_paths", "include",
     )  # fmt: skip
     content: tuple[str, ...] = (
         "content", "file_text", "new_string", "new_str", "code_edit", "new_source", "new_text",
+        "newText",
         "after", "diff", "edits", "text", "contents", "fact",
     )  # fmt: skip
     destination: tuple[str, ...] = ("destination", "new_path", "to", "target")

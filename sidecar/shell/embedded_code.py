@@ -202,6 +202,17 @@ def _awk(program: str, args: Sequence[str]) -> list[Embedded]:
     return found
 
 
+def git_runs(key: str, value: str) -> bool:
+    """Whether git runs the value of setting `key` (lower case) as a shell command."""
+    return (
+        key in GIT_COMMAND_SETTINGS
+        or key.startswith("pager.")
+        or key.endswith(_GIT_COMMAND_SUFFIXES)
+        or (key.startswith("alias.") and value.startswith("!"))
+        or (key.endswith(".helper") and value.startswith("!"))
+    )
+
+
 def _git(args: Sequence[str]) -> tuple[list[Embedded], list[str]]:
     """`git -c core.pager=CMD log`, `git config alias.x '!CMD'`: git runs these values."""
     settings: list[tuple[str, str]] = []
@@ -222,14 +233,7 @@ def _git(args: Sequence[str]) -> tuple[list[Embedded], list[str]]:
             if value.startswith(("/", "~", "$")) or ".." in value:  # outside the repository
                 problems.append(f"git runs hooks from {value[:80] or 'another directory'}")
             continue
-        runs = (
-            key in GIT_COMMAND_SETTINGS
-            or key.startswith("pager.")
-            or key.endswith(_GIT_COMMAND_SUFFIXES)
-            or (key.startswith("alias.") and value.startswith("!"))
-            or (key.endswith(".helper") and value.startswith("!"))
-        )
-        if runs and value.strip("!"):
+        if git_runs(key, value) and value.strip("!"):
             found.append(Embedded(value.removeprefix("!"), f"git {key}"))
     return found, problems
 
