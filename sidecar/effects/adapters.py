@@ -92,10 +92,8 @@ class ToolAdapters:
 
     def form(self, name: str, arguments: Mapping[str, Any], depth: int = 0) -> CallForm:
         form = self._form(name, arguments, depth)
-        cwd = _first(arguments, _CWD_KEYS) if isinstance(arguments, Mapping) else None
-        if isinstance(cwd, str) and cwd.startswith(("/", "~")):
-            form = form._replace(cwd=cwd)
-        return form
+        cwd = named_cwd(arguments)
+        return form._replace(cwd=cwd) if cwd else form
 
     def _form(self, name: str, arguments: Mapping[str, Any], depth: int = 0) -> CallForm:
         adapter = self.adapter_for(name)
@@ -335,6 +333,12 @@ def _fetch_form(arguments: Mapping[str, Any], keys: Sequence[str], name: str) ->
     body = _first(arguments, ("body", "data", "json", "payload"))
     body_text = body if isinstance(body, str) else json.dumps(body) if body is not None else ""
     return CallForm("fetch", urls=tuple(urls), method=method, body=body_text, adapter=name)
+
+
+def named_cwd(arguments: object) -> str:
+    """The working directory a call names (workdir, cwd, dir_path, ...), if absolute."""
+    cwd = _first(arguments, _CWD_KEYS) if isinstance(arguments, Mapping) else None
+    return cwd if isinstance(cwd, str) and cwd.startswith(("/", "~")) else ""
 
 
 def _fallback(arguments: Mapping[str, Any]) -> CallForm:

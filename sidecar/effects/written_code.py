@@ -29,6 +29,7 @@ _CRON_LINE = re2.compile(
     r"^\s*(?:@(?:reboot|yearly|annually|monthly|weekly|daily|midnight|hourly)|"
     r"(?:\S+\s+){4}\S+)\s+(.+)$"
 )
+_MAKE_VARIABLE = re2.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 _USER_FIELD = re2.compile(r"^[a-z_][a-z0-9_-]*\s+(.+)$")
 
 
@@ -57,11 +58,18 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
         return workflow_commands(content)
     if name in ("Makefile", "makefile", "GNUmakefile") or name.endswith(".mk"):
         return [
-            line.strip().lstrip("@-+").strip()
+            _make_variables(line.strip().lstrip("@-+").strip())
             for line in content.splitlines()[:_MAX_LINES]
             if line.startswith("\t") and line.strip()
         ]
     return []
+
+
+def _make_variables(line: str) -> str:
+    """A recipe line as the shell gets it: make expands `$(HOME)` / `${HOME}` from the
+    environment and turns `$$` into `$`."""
+    line = _MAKE_VARIABLE.sub(r"${\1}", line.replace("$$", "\0"))
+    return line.replace("\0", "$")
 
 
 def cron_commands(content: str, system: bool = False) -> list[str]:

@@ -75,17 +75,21 @@ class CallEffects:
             return last[1]
         found = self._work_out(call)
         cwd = normalise(found.form.cwd) if found.form.cwd else ""
-        resolved: list[Effect] | None = None
+        resolved: tuple[list[Effect], list[ShellAnalysis]] | None = None
         if self._flow is not None and session_id:
             cwd = self._flow.working_directory(session_id, cwd)
-            resolved = self._flow.apply(session_id, found.effects)
+            resolved = self._flow.apply(session_id, found.effects, cwd)
         if resolved is not None or cwd:
             # Judged again: with the session's facts, and where the call runs (relative
             # paths are below it; an absolute path below it is the workspace's).
-            effects = tuple(resolved) if resolved is not None else found.effects
+            effects = tuple(resolved[0]) if resolved is not None else found.effects
             if cwd:
                 effects = tuple(rebased(e, cwd) for e in effects)
             found = found._replace(effects=effects, judged=tuple(self.analyser.judge(effects, cwd)))
+            if resolved is not None and resolved[1]:
+                # Shell code of files written earlier that this call runs: judged by the
+                # named rules too, as code written for later.
+                found = found._replace(analyses=found.analyses + tuple(resolved[1]))
         if self._flow is not None and session_id:
             self._flow.record(session_id, found.effects, found.analyses)
             if found.moved_to:
@@ -94,17 +98,21 @@ class CallEffects:
         self._last = (call, found)
         return found
 
-    def _code_effects(self, path: str, content: str, cron: bool = False) -> list[Effect]:
-        """What running a file written earlier does, judged from its content."""
-        analyses: list[ShellAnalysis] = []
+    def _code_effects(
+        self, path: str, content: str, cron: bool, analyses: list[ShellAnalysis]
+    ) -> list[Effect]:
+        """What running a file written earlier does, judged from its content (the shell
+        code it holds goes to `analyses`)."""
         if cron:
             return self._commands(cron_commands(content), analyses)
         language = script_language(path)
         if language:
             return self._code(language, content, analyses, [])
-        if _is_shell_text(path, content):
-            return self._commands([content], analyses)
-        return self._commands(commands_in(path, content), analyses)
+        # A Makefile or a package.json holds command lines; a script is one.
+        commands = commands_in(path, content)
+        if not commands and _is_shell_text(path, content):
+            commands = [content]
+        return self._commands(commands, analyses)
 
     def _work_out(self, call: ToolCall) -> CallReport:
         form = self.shell_calls.form(call)

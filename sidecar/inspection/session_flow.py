@@ -46,11 +46,11 @@ class SessionFlow:
         self,
         facts: SessionFacts,
         classify: Callable[[str], frozenset[str]],
-        code_effects: Callable[[str, str, bool], list[Effect]],
+        code_effects: Callable[[str, str, bool, list[ShellAnalysis]], list[Effect]],
     ) -> None:
         self._facts = facts
         self._classify = classify
-        # (path, content, is a cron table) -> the effects of running it
+        # (path, content, is a cron table, analyses out) -> the effects of running it
         self._code_effects = code_effects
 
     def working_directory(self, session_id: str, given: str) -> str:
@@ -64,27 +64,71 @@ class SessionFlow:
         last = self._facts.fact(session_id, CWD, "last")
         return last.detail if last is not None else ""
 
-    def apply(self, session_id: str, effects: Sequence[Effect]) -> list[Effect] | None:
-        """The effects resolved against the session's facts; None when nothing changed."""
+    def apply(
+        self, session_id: str, effects: Sequence[Effect], cwd: str = ""
+    ) -> tuple[list[Effect], list[ShellAnalysis]] | None:
+        """The effects resolved against the session's facts, with the shell code of files
+        an earlier call wrote that this call runs; None when nothing changed. `cwd`: the
+        call's working directory (absolute), or "" when unknown."""
         facts = self._facts
         if not facts.has_any(session_id):
             return None
         changed = False
         result: list[Effect] = []
+        analyses: list[ShellAnalysis] = []
+        projects: set[str] = set()
         for effect in effects:
-            resolved, extra = self._resolve(session_id, effect)
+            resolved, extra = self._resolve(session_id, effect, cwd, analyses)
             if resolved is not effect or extra:
                 changed = True
             result.append(resolved)
             result.extend(extra)
+            project = _project_directory(effect)
+            if project is not None and project not in projects:
+                projects.add(project)
+                found = self._project_files(session_id, project, cwd, effect.program, analyses)
+                if found:
+                    result.extend(found)
+                    changed = True
         if any(e.program.startswith("git") for e in effects):
-            hooks = self._hooks(session_id)
+            hooks = self._hooks(session_id, analyses)
             if hooks:
                 result.extend(hooks)
                 changed = True
-        return result if changed else None
+        return (result, analyses) if changed else None
 
-    def _hooks(self, session_id: str) -> list[Effect]:
+    def _project_files(
+        self,
+        session_id: str,
+        project: str,
+        cwd: str,
+        program: str,
+        analyses: list[ShellAnalysis],
+    ) -> list[Effect]:
+        """A project command (make, npm install, pytest, pip install ., cargo build ...) runs
+        the project files (class `project_code`, matched below the project directory) that
+        earlier calls wrote or downloaded there."""
+        directory = _absolute(project, cwd)
+        found: list[Effect] = []
+        for fact in self._facts.facts(session_id, FILE):
+            if not (fact.detail or fact.origin in _HIDDEN_VALUES):
+                continue
+            if not any(
+                "project_code" in self._classify(below) for below in _below(fact.key, directory)
+            ):
+                continue
+            origin = Origin(fact.origin) if fact.origin in _HIDDEN_VALUES else Origin.FILE
+            found.append(
+                Effect(Action.EXECUTE, fact.key, origin, flags=_FROM_PROJECT, program=program)
+            )
+            if fact.detail:
+                found.extend(
+                    e._replace(flags=e.flags | _FROM_SESSION)
+                    for e in self._code_effects(fact.key, fact.detail, False, analyses)
+                )
+        return found
+
+    def _hooks(self, session_id: str, analyses: list[ShellAnalysis]) -> list[Effect]:
         """Git runs the hooks a session planted (post-checkout, pre-commit, ...)."""
         found: list[Effect] = []
         for fact in self._facts.facts(session_id, FILE):
@@ -92,18 +136,20 @@ class SessionFlow:
                 found.append(Effect(Action.EXECUTE, fact.key, program="git hook"))
                 found.extend(
                     e._replace(flags=e.flags | _FROM_SESSION)
-                    for e in self._code_effects(fact.key, fact.detail, False)
+                    for e in self._code_effects(fact.key, fact.detail, False, analyses)
                 )
         return found
 
-    def _resolve(self, session_id: str, effect: Effect) -> tuple[Effect, list[Effect]]:
+    def _resolve(
+        self, session_id: str, effect: Effect, cwd: str, analyses: list[ShellAnalysis]
+    ) -> tuple[Effect, list[Effect]]:
         action = effect.action
         if action is Action.INSTALL and effect.program:
             ecosystem = _ECOSYSTEMS.get(effect.program.split()[0])
             if ecosystem and self._facts.fact(session_id, REGISTRY, ecosystem) is not None:
                 return effect._replace(flags=effect.flags | _CUSTOM_INDEX), []
         if action in _RUNS and effect.target not in (STDIN, UNRESOLVED):
-            fact = self._file_fact(session_id, effect.target)
+            fact = self._file_fact(session_id, effect.target, cwd)
             if fact is None:
                 return effect, []
             if fact.origin in (Origin.NETWORK.value, Origin.DECODED.value):
@@ -113,7 +159,7 @@ class SessionFlow:
                 cron = action is Action.PERSIST
                 extra = [
                     e._replace(flags=e.flags | _FROM_SESSION)
-                    for e in self._code_effects(effect.target, fact.detail, cron)
+                    for e in self._code_effects(effect.target, fact.detail, cron, analyses)
                 ]
                 return effect, extra
             return effect, []
@@ -137,20 +183,24 @@ class SessionFlow:
             return effect
         return effect._replace(data=tuple(dict.fromkeys(data)))
 
-    def _file_fact(self, session_id: str, path: str) -> Fact | None:
-        fact = self._facts.fact(session_id, FILE, path)
-        if fact is not None:
-            return fact
-        if not path.startswith(("/", "~")):
-            # `bash scripts/x.sh` after a write to /home/dev/project/scripts/x.sh: without the
-            # agent's working directory, a recorded path that ends with this one counts.
-            tail = "/" + path
-            for recorded in self._facts.facts(session_id, FILE):
-                if recorded.key.endswith(tail):
-                    return recorded
+    def _file_fact(self, session_id: str, path: str, cwd: str = "") -> Fact | None:
+        """The fact recorded for `path`, however the two calls spelled it: a relative path
+        is resolved against the call's working directory when known; a path recorded
+        relative (its call named no directory) matches an absolute one ending with it, and
+        without a working directory a relative path matches a recorded one ending with it.
+        Whole segments only: `a/Makefile` is never `b/Makefile`."""
+        absolute = _absolute(path, cwd)
+        for key in dict.fromkeys((path, absolute)):
+            fact = self._facts.fact(session_id, FILE, key)
+            if fact is not None:
+                return fact
+        for recorded in self._facts.facts(session_id, FILE):
+            if _same_file(recorded.key, absolute):
+                return recorded
         for tree in self._facts.facts(session_id, TREE):
-            if path == tree.key or path.startswith(tree.key.rstrip("/") + "/"):
-                return tree
+            for candidate in dict.fromkeys((path, absolute)):
+                if candidate == tree.key or candidate.startswith(tree.key.rstrip("/") + "/"):
+                    return tree
         return None
 
     def record(
@@ -203,6 +253,57 @@ class SessionFlow:
                 yield Fact(TREE, destination, fact.origin)
 
 
+def _is_absolute(path: str) -> bool:
+    return path.startswith(("/", "~"))
+
+
+def _absolute(path: str, cwd: str) -> str:
+    """`path` resolved against `cwd` when it is relative and `cwd` is known."""
+    if _is_absolute(path) or not _is_absolute(cwd) or path in (STDIN, UNRESOLVED):
+        return path
+    return normalise(path, cwd) if not cwd.startswith("~") else normalise(f"{cwd}/{path}")
+
+
+def _same_file(recorded: str, path: str) -> bool:
+    """Two spellings of one file when one of them is relative to an unknown directory: the
+    absolute one ends with the relative one, segment by segment."""
+    if _is_absolute(recorded) == _is_absolute(path):
+        return False  # both absolute or both relative: only equal spellings are one file
+    short, long = (path, recorded) if _is_absolute(recorded) else (recorded, path)
+    if short.startswith("../") or short in (".", ".."):
+        return False
+    return long.endswith("/" + short)
+
+
+def _below(path: str, directory: str) -> list[str]:
+    """`path` as spelled below `directory`: one spelling when both are known, every
+    candidate tail when one is relative to a directory the calls did not name."""
+    if _is_absolute(directory) and _is_absolute(path):
+        prefix = directory.rstrip("/") + "/"
+        return [path[len(prefix) :]] if path.startswith(prefix) else []
+    if not _is_absolute(path):
+        if _is_absolute(directory) or directory == ".":
+            return [path]  # recorded without a directory: taken as this project's
+        prefix = directory.rstrip("/") + "/"
+        return [path[len(prefix) :]] if path.startswith(prefix) else []
+    # An absolute file, a relative project directory: any tail could be the project's.
+    parts = path.split("/")
+    return ["/".join(parts[i:]) for i in range(1, len(parts)) if parts[i]]
+
+
+def _project_directory(effect: Effect) -> str | None:
+    """The directory whose project files the effect runs: `execute .` of a project command,
+    or an install of a local directory (`pip install -e .`, `pip install ./pkg`)."""
+    target = effect.target
+    if effect.action is Action.EXECUTE and "project" in effect.flags:
+        return target or "."
+    if effect.action is Action.INSTALL and (
+        target == "." or target.startswith(("./", "../", "/", "~/"))
+    ):
+        return target
+    return None
+
+
 def _command_facts(commands: Sequence[SimpleCommand]) -> Iterable[Fact]:
     for command in commands:
         words = [w for w in command.positionals if type(w) is str]
@@ -247,5 +348,7 @@ def _archive_stem(archive: str) -> str:
 
 
 _FROM_SESSION = frozenset({"from_session"})
+_FROM_PROJECT = frozenset({"from_session", "project"})
+_HIDDEN_VALUES = frozenset({Origin.NETWORK.value, Origin.DECODED.value})
 _CUSTOM_INDEX = frozenset({"custom_index"})
 _NEW_REMOTE = frozenset({"new_remote"})
