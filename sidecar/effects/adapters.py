@@ -75,7 +75,7 @@ class ToolAdapters:
             return found  # type: ignore[return-value]
         adapter = self._lookup(name)
         if adapter is None:
-            for bare in _bare_names(name):
+            for bare in bare_names(name):
                 adapter = self._lookup(bare)
                 if adapter is not None:
                     break
@@ -127,12 +127,14 @@ class ToolAdapters:
         return self.form(f"mcp__{server}__{tool}", inner, depth + 1)
 
 
-def _bare_names(name: str) -> list[str]:
+def bare_names(name: str) -> list[str]:
     """`mcp__github__create_issue` -> create_issue; `mcp_fs_write_file` -> write_file;
-    `developer__shell` -> shell."""
+    `developer__shell` -> shell; `github.get_issue`, `github/get_issue` -> get_issue."""
     names: list[str] = []
     if "__" in name:
         names.append(name.rsplit("__", 1)[1])
+    elif "." in name or "/" in name:
+        names.append(name.replace("/", ".").rsplit(".", 1)[1])
     if name.lower().startswith("mcp_") and "__" not in name:
         parts = name.split("_")
         for cut in range(2, len(parts)):
