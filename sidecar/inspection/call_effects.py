@@ -62,7 +62,12 @@ class CallEffects:
         self._lines: dict[str, CallReport] = {}
         self._last: tuple[ToolCall, CallReport] | None = None
         self._flow = (
-            SessionFlow(facts, analyser.classes.classify, self._code_effects)
+            SessionFlow(
+                facts,
+                analyser.classes.classify,
+                self._code_effects,
+                analyser.catalogue.trusted_index,
+            )
             if facts is not None
             else None
         )

@@ -47,9 +47,11 @@ class SessionFlow:
         facts: SessionFacts,
         classify: Callable[[str], frozenset[str]],
         code_effects: Callable[[str, str, bool, list[ShellAnalysis]], list[Effect]],
+        trusted_index: Callable[[str], bool] = lambda host: False,
     ) -> None:
         self._facts = facts
         self._classify = classify
+        self._trusted_index = trusted_index  # a registry the policy trusts is no switch
         # (path, content, is a cron table, analyses out) -> the effects of running it
         self._code_effects = code_effects
 
@@ -146,7 +148,8 @@ class SessionFlow:
         action = effect.action
         if action is Action.INSTALL and effect.program:
             ecosystem = _ECOSYSTEMS.get(effect.program.split()[0])
-            if ecosystem and self._facts.fact(session_id, REGISTRY, ecosystem) is not None:
+            registry = self._facts.fact(session_id, REGISTRY, ecosystem) if ecosystem else None
+            if registry is not None and not self._trusted_index(host_of(registry.detail) or ""):
                 return effect._replace(flags=effect.flags | _CUSTOM_INDEX), []
         if action in _RUNS and effect.target not in (STDIN, UNRESOLVED):
             fact = self._file_fact(session_id, effect.target, cwd)
