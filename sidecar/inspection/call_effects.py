@@ -83,6 +83,7 @@ class CallEffects:
         resolved: tuple[list[Effect], list[ShellAnalysis]] | None = None
         if self._flow is not None and session_id:
             cwd = self._flow.working_directory(session_id, cwd)
+            found = self._with_kept_variables(found, session_id)
             resolved = self._flow.apply(session_id, found.effects, cwd)
         if resolved is not None or cwd:
             # Judged again: with the session's facts, and where the call runs (relative
@@ -102,6 +103,21 @@ class CallEffects:
                 self._flow.working_directory(session_id, found.moved_to)
         self._last = (call, found)
         return found
+
+    def _with_kept_variables(self, found: CallReport, session_id: str) -> CallReport:
+        """A shell line judged also with the variables earlier calls set (a persistent
+        shell keeps them); its effects are added, never replace the line's own."""
+        assert self._flow is not None
+        line = found.form.shell if found.form.kind == "shell" else None
+        bound = self._flow.bound_line(session_id, line) if line else None
+        if bound is None:
+            return found
+        seen = set(found.effects)
+        extra = [e for e in self.analyser.line(shell_analyse(bound)).effects if e not in seen]
+        if not extra:
+            return found
+        effects = found.effects + tuple(extra)
+        return found._replace(effects=effects, judged=tuple(self.analyser.judge(effects)))
 
     def _code_effects(
         self, path: str, content: str, cron: bool, analyses: list[ShellAnalysis]

@@ -9,7 +9,10 @@ call (denied ones too: only stricter judgements can follow) in the state store.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterable, Sequence
+
+import re2
 
 from sidecar.effects.hosts import host_of
 from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
@@ -18,6 +21,8 @@ from sidecar.shell.walk import ShellAnalysis, SimpleCommand
 from sidecar.state.session_facts import Fact, SessionFacts
 
 FILE, TREE, CARRIED, REMOTE, REGISTRY = "file", "tree", "carried", "remote", "registry"
+VARIABLE = "variable"
+_MAX_VARIABLE = 1024  # longer values are not kept
 CWD = "cwd"
 _RUNS = frozenset({Action.EXECUTE, Action.INSTALL, Action.PERSIST})
 _HIDDEN = frozenset({Origin.NETWORK, Origin.DECODED})
@@ -206,6 +211,22 @@ class SessionFlow:
                     return tree
         return None
 
+    def bound_line(self, session_id: str, line: str) -> str | None:
+        """`line` after the assignments earlier calls made to the variables it uses (a
+        persistent shell keeps them: OpenHands, Claude Code's Bash), or None if it uses none.
+        Its effects are only added to the line's own: a shell that did not keep them sees
+        the variables empty, so nothing may become less strict."""
+        if "$" not in line or not self._facts.has_any(session_id):
+            return None
+        kept = [
+            f
+            for f in self._facts.facts(session_id, VARIABLE)
+            if f"${f.key}" in line or f"${{{f.key}}}" in line
+        ]
+        if not kept:
+            return None
+        return "".join(f"{f.key}={shlex.quote(f.detail)}\n" for f in kept) + line
+
     def record(
         self, session_id: str, effects: Sequence[Effect], analyses: Sequence[ShellAnalysis]
     ) -> None:
@@ -324,12 +345,24 @@ def _command_facts(commands: Sequence[SimpleCommand]) -> Iterable[Fact]:
                 ecosystem = _REGISTRY_KEYS.get(key.lower())
                 if ecosystem and value:
                     yield Fact(REGISTRY, ecosystem, "", value)
-        elif command.program in ("export", "(assign)", "declare"):
+        elif command.program in ("export", "(assign)", "declare", "typeset", "readonly"):
             for word in command.args:
                 name, equals, value = word.partition("=")
                 ecosystem = _REGISTRY_VARIABLES.get(name)
                 if equals and ecosystem and value:
                     yield Fact(REGISTRY, ecosystem, "", value)
+                if equals and _VARIABLE_NAME.fullmatch(name) and _static(value):
+                    yield Fact(VARIABLE, name, "", value)
+
+
+def _static(value: str) -> bool:
+    """A value the walk resolved (`$HOME` is `~` by now), short enough to keep."""
+    return (
+        len(value) <= _MAX_VARIABLE
+        and type(value) is str  # words computed at run time are a str subclass
+        and "$" not in value
+        and "`" not in value
+    )
 
 
 def _registry_in_config(path: str, content: str) -> Iterable[Fact]:
@@ -350,6 +383,7 @@ def _archive_stem(archive: str) -> str:
     return name
 
 
+_VARIABLE_NAME = re2.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FROM_SESSION = frozenset({"from_session"})
 _FROM_PROJECT = frozenset({"from_session", "project"})
 _HIDDEN_VALUES = frozenset({Origin.NETWORK.value, Origin.DECODED.value})
