@@ -443,7 +443,8 @@ class ToolAdapter(Strict):
     command: tuple[str, ...] = ("command", "cmd")
     commands: tuple[str, ...] = ("commands",)
     path: tuple[str, ...] = (
-        "file_path", "path", "target_file", "absolutePath", "absolute_path", "notebook_path",
+        "file_path", "filePath", "path", "target_file", "absolutePath", "absolute_path",
+        "notebook_path",
         "filename", "file", "dir_path", "relative_workspace_path", "paths", "files",
         "file_paths", "include",
     )  # fmt: skip
