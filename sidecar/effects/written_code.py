@@ -30,6 +30,10 @@ _CRON_LINE = re2.compile(
     r"(?:\S+\s+){4}\S+)\s+(.+)$"
 )
 _MAKE_VARIABLE = re2.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+_SSH_COMMAND = re2.compile(
+    r"(?i)^\s*(ProxyCommand|LocalCommand|KnownHostsCommand|Match\s+(?:\S+\s+)*?exec)[\s=]+(.+)$"
+)
+_SSH_TOKENS = re2.compile(r"%[%CdhiKkLlnprTtu]")  # %h, %p ...: ssh fills them in
 _GO_GENERATE = re2.compile(r"(?m)^//go:generate\s+(.+)$")
 _USER_FIELD = re2.compile(r"^[a-z_][a-z0-9_-]*\s+(.+)$")
 
@@ -57,6 +61,8 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
         "workflows/" in path or name in (".gitlab-ci.yml", "config.yml", "azure-pipelines.yml")
     ):
         return workflow_commands(content)
+    if _is_ssh_config(path):
+        return ssh_config_commands(content)
     if name == "tox.ini":
         return tox_commands(content)
     if name.endswith(".go"):  # go generate runs these directives
@@ -75,6 +81,25 @@ def _make_variables(line: str) -> str:
     environment and turns `$$` into `$`."""
     line = _MAKE_VARIABLE.sub(r"${\1}", line.replace("$$", "\0"))
     return line.replace("\0", "$")
+
+
+def _is_ssh_config(path: str) -> bool:
+    return (
+        path.endswith("/.ssh/config")
+        or path in ("~/.ssh/config", ".ssh/config", "/etc/ssh/ssh_config")
+        or path.startswith("/etc/ssh/ssh_config.d/")
+    )
+
+
+def ssh_config_commands(content: str) -> list[str]:
+    """Commands ssh runs from its configuration: ProxyCommand, LocalCommand,
+    KnownHostsCommand, `Match exec`."""
+    found: list[str] = []
+    for line in content.splitlines()[:_MAX_LINES]:
+        match = _SSH_COMMAND.search(line)
+        if match is not None:
+            found.append(_SSH_TOKENS.sub("", match.group(2).strip().strip('"')))
+    return found
 
 
 def tox_commands(content: str) -> list[str]:

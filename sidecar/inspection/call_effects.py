@@ -256,11 +256,12 @@ class CallEffects:
                 e._replace(flags=e.flags | _WRITTEN_CODE)
                 for e in self._code(language, content, analyses, [])
             ]
-        if not _is_shell_text(path, content):
-            # Units, desktop entries, cron tables, plists, package.json scripts, CI and
-            # editor tasks hold command lines.
-            return self._commands(commands_in(path, content), analyses)
-        return self._commands([content], analyses)
+        # Units, desktop entries, cron tables, plists, package.json scripts, CI, editor
+        # tasks, Makefiles and ssh configs hold command lines; a script is one.
+        commands = commands_in(path, content)
+        if not commands and _is_shell_text(path, content):
+            commands = [content]
+        return self._commands(commands, analyses)
 
     def _commands(self, lines: list[str], analyses: list[ShellAnalysis]) -> list[Effect]:
         """Effects of command lines written for later. What only the run can tell (a path
