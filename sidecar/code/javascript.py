@@ -113,6 +113,7 @@ class _JavaScript(TreeAnalyser):
         super().__init__(source, out)
         self.globals.update(_GLOBALS)
         self.sockets: dict[int, object] = {}
+        self.requests: dict[int, object] = {}  # XMLHttpRequest: the URL open() named
 
     # --- statements -------------------------------------------------------------------
 
@@ -554,6 +555,8 @@ class _JavaScript(TreeAnalyser):
             if name in ("write", "end") and args.pos and handle.info is not None:
                 self.out.feed(handle.info, first, "child stdin")
             return handle
+        if handle.kind in ("request", "xhr"):
+            return self.request_method(handle, name, args)
         if handle.kind == "wfile" and name in ("write", "end") and args.pos:
             self.out.add_content(handle.key, first)
             return None
@@ -561,6 +564,25 @@ class _JavaScript(TreeAnalyser):
             self.out.spawn(handle.info, "Deno.Command")
             return Data(Origin.UNKNOWN)
         return UNKNOWN
+
+    def request_method(self, handle: Handle, name: str, args: Args) -> object:
+        """An HTTP request object: its body goes to its host. XMLHttpRequest names the
+        host in `open(method, url)` and carries the body in `send(x)`."""
+        if handle.kind == "xhr" and name == "open":
+            self.requests[handle.key] = args.get(1)
+            return None
+        host = self.requests.get(handle.key, handle.info) if handle.kind == "xhr" else handle.info
+        if name in ("write", "end", "send") and _has_body(args):
+            self.out.send(host, [args.get(0)], f"{handle.kind}.{name}")
+        elif name == "send" and handle.kind == "xhr":
+            self.out.fetch(host, "xhr.send")
+        return handle
+
+
+def _has_body(args: Args) -> bool:
+    """write(x) / end(x) / send(x) with data, not end() or end(callback)."""
+    first = args.get(0, "", None)
+    return first is not None and not isinstance(first, Func) and first != ""
 
 
 def _module(name: str | None) -> str:
@@ -625,8 +647,9 @@ def _string_method(obj: str | Data, name: str, args: Args) -> object:
     first = args.get(0)
     if name == "toString":
         encoding = text_of(first) if args.pos else None
-        if encoding in ("base64",):
-            return UNKNOWN
+        if encoding in ("base64", "base64url", "hex"):
+            # Encoded data still carries what it was made of (an encoded environment).
+            return derived(obj, None) if isinstance(obj, Data) else UNKNOWN
         if isinstance(obj, Data) and obj.text is not None and encoding in (None, "utf8", "utf-8"):
             raw = obj.text.encode("latin-1", "replace")
             return derived(obj, raw.decode("utf-8", "replace"))
@@ -784,17 +807,51 @@ def _axios(verb: str) -> Handler:
 
 
 def _http_request(a: TreeAnalyser, args: Args) -> object:
-    first = args.get(0)
-    method = "GET"
+    """http(s).request(options | url[, options][, callback]): a request whose body is what
+    `.write(x)` / `.end(x)` carry (handled in `handle_method`), sent to the request's host."""
+    first, second = args.get(0), args.get(1, "", None)
+    options = first if isinstance(first, dict) else second if isinstance(second, dict) else {}
     url = first
     if isinstance(first, dict):
-        method = (text_of(first.get("method", "GET")) or "GET").upper()
-        host = first.get("hostname", first.get("host", UNKNOWN))
-        url = host
-    if method in ("POST", "PUT", "PATCH"):
-        return Handle("request", 0, url)
-    a.out.fetch(url, "http.request")
-    return Handle("request", 0, url)
+        url = first.get("hostname", first.get("host", first.get("url", UNKNOWN)))
+    method = (text_of(options.get("method", "GET")) or "GET").upper()
+    if method not in _BODY_METHODS:
+        a.out.fetch(url, "http.request")
+    return a.new_handle("request", url)
+
+
+def _http_get(a: TreeAnalyser, args: Args) -> object:
+    """http(s).get(...): a download, and a request that `.write(x)` still sends with."""
+    first = args.get(0)
+    url = first.get("hostname", first.get("host", UNKNOWN)) if isinstance(first, dict) else first
+    a.out.fetch(url, "http.get")
+    return a.new_handle("request", url)
+
+
+def _client_call(verb: str, api: str) -> Handler:
+    """got/ky/needle/superagent-style clients: `client.post(url, body | {body, json, form})`;
+    superagent's `.send(x)` on the returned request sends too."""
+
+    def handler(a: TreeAnalyser, args: Args) -> object:
+        url, second = args.get(0), args.get(1, "", None)
+        if isinstance(url, dict):
+            url, second = url.get("url", url.get("uri", UNKNOWN)), url
+        body: object = second
+        if isinstance(second, dict) and any(k in second for k in _BODY_KEYS):
+            body = next(second[k] for k in _BODY_KEYS if k in second)
+        elif isinstance(second, dict) and api in ("got", "ky", "request"):
+            body = None  # an options object, no body
+        if verb in _BODY_METHODS and body is not None:
+            a.out.send(url, [body], f"{api}.{verb.lower()}")
+        elif verb not in _BODY_METHODS:
+            a.out.fetch(url, f"{api}.{verb.lower()}")
+        return a.new_handle("request", url)
+
+    return handler
+
+
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+_BODY_KEYS = ("body", "json", "form", "data", "searchParams", "formData")
 
 
 def _net_connect(a: TreeAnalyser, args: Args) -> object:
@@ -846,7 +903,7 @@ def _zx(a: TreeAnalyser, args: Args) -> object:
 
 
 def _xhr(a: TreeAnalyser, args: Args) -> object:
-    return Handle("xhr")
+    return a.new_handle("xhr")
 
 
 def _json_stringify(a: TreeAnalyser, args: Args) -> object:
@@ -987,7 +1044,7 @@ _API: dict[str, Handler] = {
     "fetch.fetch": _fetch,
     "fetch": _fetch,
     "fetch.default": _fetch,
-    "http.get": apis.fetches(0, name="http.get"),
+    "http.get": _http_get,
     "http.request": _http_request,
     "axios.get": _axios("get"),
     "axios.head": _axios("head"),
@@ -995,6 +1052,31 @@ _API: dict[str, Handler] = {
     "axios.put": _axios("put"),
     "axios.patch": _axios("patch"),
     "axios": _fetch,
+    "got.get": _client_call("GET", "got"),
+    "got.post": _client_call("POST", "got"),
+    "got.put": _client_call("PUT", "got"),
+    "got.patch": _client_call("PATCH", "got"),
+    "got.delete": _client_call("DELETE", "got"),
+    "ky.get": _client_call("GET", "ky"),
+    "ky.post": _client_call("POST", "ky"),
+    "ky.put": _client_call("PUT", "ky"),
+    "ky.patch": _client_call("PATCH", "ky"),
+    "ky.delete": _client_call("DELETE", "ky"),
+    "needle.get": _client_call("GET", "needle"),
+    "needle.post": _client_call("POST", "needle"),
+    "needle.put": _client_call("PUT", "needle"),
+    "needle.patch": _client_call("PATCH", "needle"),
+    "needle.delete": _client_call("DELETE", "needle"),
+    "superagent.get": _client_call("GET", "superagent"),
+    "superagent.post": _client_call("POST", "superagent"),
+    "superagent.put": _client_call("PUT", "superagent"),
+    "superagent.patch": _client_call("PATCH", "superagent"),
+    "superagent.delete": _client_call("DELETE", "superagent"),
+    "request.get": _client_call("GET", "request"),
+    "request.post": _client_call("POST", "request"),
+    "request.put": _client_call("PUT", "request"),
+    "request.patch": _client_call("PATCH", "request"),
+    "request.delete": _client_call("DELETE", "request"),
     "net.connect": _net_connect,
     "net.createConnection": _net_connect,
     "net.Socket": _net_socket,

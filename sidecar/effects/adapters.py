@@ -75,7 +75,7 @@ class ToolAdapters:
             return found  # type: ignore[return-value]
         adapter = self._lookup(name)
         if adapter is None:
-            for bare in _bare_names(name):
+            for bare in bare_names(name):
                 adapter = self._lookup(bare)
                 if adapter is not None:
                     break
@@ -92,10 +92,8 @@ class ToolAdapters:
 
     def form(self, name: str, arguments: Mapping[str, Any], depth: int = 0) -> CallForm:
         form = self._form(name, arguments, depth)
-        cwd = _first(arguments, _CWD_KEYS) if isinstance(arguments, Mapping) else None
-        if isinstance(cwd, str) and cwd.startswith(("/", "~")):
-            form = form._replace(cwd=cwd)
-        return form
+        cwd = named_cwd(arguments)
+        return form._replace(cwd=cwd) if cwd else form
 
     def _form(self, name: str, arguments: Mapping[str, Any], depth: int = 0) -> CallForm:
         adapter = self.adapter_for(name)
@@ -129,12 +127,14 @@ class ToolAdapters:
         return self.form(f"mcp__{server}__{tool}", inner, depth + 1)
 
 
-def _bare_names(name: str) -> list[str]:
+def bare_names(name: str) -> list[str]:
     """`mcp__github__create_issue` -> create_issue; `mcp_fs_write_file` -> write_file;
-    `developer__shell` -> shell."""
+    `developer__shell` -> shell; `github.get_issue`, `github/get_issue` -> get_issue."""
     names: list[str] = []
     if "__" in name:
         names.append(name.rsplit("__", 1)[1])
+    elif "." in name or "/" in name:
+        names.append(name.replace("/", ".").rsplit(".", 1)[1])
     if name.lower().startswith("mcp_") and "__" not in name:
         parts = name.split("_")
         for cut in range(2, len(parts)):
@@ -359,6 +359,12 @@ def _fetch_form(arguments: Mapping[str, Any], keys: Sequence[str], name: str) ->
     body = _first(arguments, ("body", "data", "json", "payload"))
     body_text = body if isinstance(body, str) else json.dumps(body) if body is not None else ""
     return CallForm("fetch", urls=tuple(urls), method=method, body=body_text, adapter=name)
+
+
+def named_cwd(arguments: object) -> str:
+    """The working directory a call names (workdir, cwd, dir_path, ...), if absolute."""
+    cwd = _first(arguments, _CWD_KEYS) if isinstance(arguments, Mapping) else None
+    return cwd if isinstance(cwd, str) and cwd.startswith(("/", "~")) else ""
 
 
 def _fallback(arguments: Mapping[str, Any]) -> CallForm:

@@ -157,7 +157,12 @@ def _compile(
         prints_secrets=inherited_secrets + compile_secret_outputs(spec.prints_secrets),
     )
     if spec.read_only_when:
-        program.read_only_twin = replace(program, read_only=True, read_only_when=frozenset())
+        # Read-only when one of those flags is given, unless one of `read_only_unless` is
+        # (psql -c SELECT ..., unless a writing statement or a remote host is named too).
+        program.read_only_twin = replace(
+            program, read_only=not program.read_only_unless, read_only_when=frozenset()
+        )
+        program.read_only_unless = frozenset()  # without the flag it is no reader at all
     for names, sub in spec.subcommands.items():
         for sub_name in names.split("|"):
             compiled = _compile(
@@ -387,6 +392,17 @@ def _select(
     return []  # stdin: resolved by the caller from what feeds the command
 
 
+def reads_only(parsed: ParsedCommand) -> bool:
+    """The catalogue reads this command as one that changes nothing."""
+    spec = parsed.spec
+    return spec.read_only or (
+        bool(spec.read_only_unless) and spec.read_only_unless.isdisjoint(parsed.named)
+    )
+
+
+_RUNS_READ_ONLY = frozenset({"runs_read_only"})
+
+
 def effects_of(
     parsed: ParsedCommand,
     program: str,
@@ -397,8 +413,20 @@ def effects_of(
     """The catalogue's effects for a parsed command (and for the program that runs it)."""
     found: list[Effect] = []
     if parsed.outer is not None:
-        found.extend(effects_of(parsed.outer, program, args, input_origin, input_text))
+        outer = effects_of(parsed.outer, program, args, input_origin, input_text)
         program, args = parsed.words[0], parsed.words[1:]
+        if reads_only(parsed) and "custom_index" not in parsed.outer.named:
+            # `npx eslint src/`: the runner fetches and runs a program the catalogue knows,
+            # in a read-only reading; that is no change either (flag `runs_read_only`).
+            outer = [
+                e._replace(flags=e.flags | _RUNS_READ_ONLY)
+                if e.target == _basename(program)
+                and e.origin is not Origin.NETWORK
+                and (e.action is Action.EXECUTE or "on_the_fly" in e.flags)
+                else e
+                for e in outer
+            ]
+        found.extend(outer)
     named = parsed.named
     for spec in parsed.spec.effects:
         if spec.when and spec.when.isdisjoint(named):

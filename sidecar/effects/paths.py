@@ -31,6 +31,15 @@ def is_glob(path: str) -> bool:
     return not GLOB_CHARACTERS.isdisjoint(path)
 
 
+def _quiet_options() -> re2.Options:
+    options = re2.Options()
+    options.log_errors = False  # a bad glob in a call is no log line (it may hold secrets)
+    return options
+
+
+_QUIET = _quiet_options()
+
+
 def normalise(path: str, workspace: str | None = None) -> str:
     """One spelling per path: `~` for home, no `.`/`..`/`//`, no trailing `/`.
 
@@ -189,7 +198,10 @@ class PathClasses:
         """
         names = self._direct(path)
         prefix = _literal_prefix(path)
-        regex = re2.compile(_glob_regex(path))
+        try:
+            regex = re2.compile(_glob_regex(path), _QUIET)
+        except re2.error:
+            return names  # `[z-a]` matches nothing as a range; bash takes it literally
         for member, index in self._members:
             if not member.startswith(prefix) or (not prefix and member[:1] in "/~"):
                 continue  # a relative glob never matches an absolute or home path

@@ -126,7 +126,9 @@ def line_effects(
         if not known:
             unknown.append(command.program)
             read_only = False
-        elif not quiet or any(e.action not in _LOOKS for e in found):
+        elif not quiet or any(
+            e.action not in _LOOKS and "runs_read_only" not in e.flags for e in found
+        ):
             read_only = False
         effects.extend(found)
     read_only = read_only and bool(effects or analysis.commands)

@@ -31,6 +31,8 @@ _CRON_LINE = re2.compile(
     r"^\s*(?:@(?:reboot|yearly|annually|monthly|weekly|daily|midnight|hourly)|"
     r"(?:\S+\s+){4}\S+)\s+(.+)$"
 )
+_MAKE_VARIABLE = re2.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+_GO_GENERATE = re2.compile(r"(?m)^//go:generate\s+(.+)$")
 _USER_FIELD = re2.compile(r"^[a-z_][a-z0-9_-]*\s+(.+)$")
 
 
@@ -61,9 +63,13 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
         return ssh_config_commands(content)
     if is_git_config(path):
         return git_config_commands(content)
+    if name == "tox.ini":
+        return tox_commands(content)
+    if name.endswith(".go"):  # go generate runs these directives
+        return [m.strip() for m in _GO_GENERATE.findall(content)]
     if name in ("Makefile", "makefile", "GNUmakefile") or name.endswith(".mk"):
         return [
-            line.strip().lstrip("@-+").strip()
+            _make_variables(line.strip().lstrip("@-+").strip())
             for line in content.splitlines()[:_MAX_LINES]
             if line.startswith("\t") and line.strip()
         ]
@@ -150,6 +156,30 @@ def ssh_config_commands(content: str) -> list[str]:
             text = text.replace(token, value)
         result.append(text)
     return result
+
+
+def _make_variables(line: str) -> str:
+    """A recipe line as the shell gets it: make expands `$(HOME)` / `${HOME}` from the
+    environment and turns `$$` into `$`."""
+    line = _MAKE_VARIABLE.sub(r"${\1}", line.replace("$$", "\0"))
+    return line.replace("\0", "$")
+
+
+def tox_commands(content: str) -> list[str]:
+    """`commands =` (and commands_pre/_post) of tox environments, with continuation lines."""
+    found: list[str] = []
+    inside = False
+    for line in content.splitlines()[:_MAX_LINES]:
+        if inside and line[:1] in (" ", "\t") and line.strip():
+            found.append(line.strip())
+            continue
+        inside = False
+        key, equals, value = line.partition("=")
+        if equals and key.strip() in ("commands", "commands_pre", "commands_post"):
+            inside = True
+            if value.strip():
+                found.append(value.strip())
+    return found
 
 
 def cron_commands(content: str, system: bool = False) -> list[str]:

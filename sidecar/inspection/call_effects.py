@@ -20,7 +20,7 @@ from sidecar.effects.model import UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
 from sidecar.effects.renames import mark_renames
 from sidecar.effects.shell_effects import rebased, script_language
-from sidecar.effects.written_code import commands_in, cron_commands, holds_command_values
+from sidecar.effects.written_code import commands_in, cron_commands
 from sidecar.inspection.model import ToolCall
 from sidecar.inspection.session_flow import SessionFlow
 from sidecar.inspection.shell_calls import ShellCalls
@@ -63,7 +63,12 @@ class CallEffects:
         self._lines: dict[str, CallReport] = {}
         self._last: tuple[ToolCall, CallReport] | None = None
         self._flow = (
-            SessionFlow(facts, analyser.classes.classify, self._code_effects)
+            SessionFlow(
+                facts,
+                analyser.classes.classify,
+                self._code_effects,
+                analyser.catalogue.trusted_index,
+            )
             if facts is not None
             else None
         )
@@ -76,17 +81,22 @@ class CallEffects:
             return last[1]
         found = self._work_out(call)
         cwd = normalise(found.form.cwd) if found.form.cwd else ""
-        resolved: list[Effect] | None = None
+        resolved: tuple[list[Effect], list[ShellAnalysis]] | None = None
         if self._flow is not None and session_id:
             cwd = self._flow.working_directory(session_id, cwd)
-            resolved = self._flow.apply(session_id, found.effects)
+            found = self._with_kept_variables(found, session_id)
+            resolved = self._flow.apply(session_id, found.effects, cwd)
         if resolved is not None or cwd:
             # Judged again: with the session's facts, and where the call runs (relative
             # paths are below it; an absolute path below it is the workspace's).
-            effects = tuple(resolved) if resolved is not None else found.effects
+            effects = tuple(resolved[0]) if resolved is not None else found.effects
             if cwd:
                 effects = tuple(rebased(e, cwd) for e in effects)
             found = found._replace(effects=effects, judged=tuple(self.analyser.judge(effects, cwd)))
+            if resolved is not None and resolved[1]:
+                # Shell code of files written earlier that this call runs: judged by the
+                # named rules too, as code written for later.
+                found = found._replace(analyses=found.analyses + tuple(resolved[1]))
         if self._flow is not None and session_id:
             self._flow.record(session_id, found.effects, found.analyses)
             if found.moved_to:
@@ -95,17 +105,36 @@ class CallEffects:
         self._last = (call, found)
         return found
 
-    def _code_effects(self, path: str, content: str, cron: bool = False) -> list[Effect]:
-        """What running a file written earlier does, judged from its content."""
-        analyses: list[ShellAnalysis] = []
+    def _with_kept_variables(self, found: CallReport, session_id: str) -> CallReport:
+        """A shell line judged also with the variables earlier calls set (a persistent
+        shell keeps them); its effects are added, never replace the line's own."""
+        assert self._flow is not None
+        line = found.form.shell if found.form.kind == "shell" else None
+        bound = self._flow.bound_line(session_id, line) if line else None
+        if bound is None:
+            return found
+        seen = set(found.effects)
+        extra = [e for e in self.analyser.line(shell_analyse(bound)).effects if e not in seen]
+        if not extra:
+            return found
+        effects = found.effects + tuple(extra)
+        return found._replace(effects=effects, judged=tuple(self.analyser.judge(effects)))
+
+    def _code_effects(
+        self, path: str, content: str, cron: bool, analyses: list[ShellAnalysis]
+    ) -> list[Effect]:
+        """What running a file written earlier does, judged from its content (the shell
+        code it holds goes to `analyses`)."""
         if cron:
             return self._commands(cron_commands(content), analyses)
         language = script_language(path)
         if language:
             return self._code(language, content, analyses, [])
-        if _is_shell_text(path, content):
-            return self._commands([content], analyses)
-        return self._commands(commands_in(path, content), analyses)
+        # A Makefile or a package.json holds command lines; a script is one.
+        commands = commands_in(path, content)
+        if not commands and _is_shell_text(path, content):
+            commands = [content]
+        return self._commands(commands, analyses)
 
     def _work_out(self, call: ToolCall) -> CallReport:
         form = self.shell_calls.form(call)
@@ -228,11 +257,12 @@ class CallEffects:
                 e._replace(flags=e.flags | _WRITTEN_CODE)
                 for e in self._code(language, content, analyses, [])
             ]
-        if not _is_shell_text(path, content) or holds_command_values(path):
-            # Units, desktop entries, cron tables, plists, package.json scripts, CI and
-            # editor tasks, ssh and git configurations hold command lines.
-            return self._commands(commands_in(path, content), analyses)
-        return self._commands([content], analyses)
+        # Units, desktop entries, cron tables, plists, package.json scripts, CI, editor
+        # tasks, Makefiles and ssh configs hold command lines; a script is one.
+        commands = commands_in(path, content)
+        if not commands and _is_shell_text(path, content):
+            commands = [content]
+        return self._commands(commands, analyses)
 
     def _commands(self, lines: list[str], analyses: list[ShellAnalysis]) -> list[Effect]:
         """Effects of command lines written for later. What only the run can tell (a path

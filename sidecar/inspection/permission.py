@@ -15,6 +15,7 @@ import posixpath
 from collections.abc import Sequence
 from typing import Protocol
 
+from sidecar.effects.adapters import bare_names
 from sidecar.effects.command_io import subcommand_words, write_targets
 from sidecar.effects.model import Action
 from sidecar.inspection.call_effects import CallEffects
@@ -182,7 +183,9 @@ class PermissionInspector(LocalInspector):
         if mode is Mode.AUTO:
             return _MODE_AUTO
         if mode is Mode.SMART_APPROVE and call.read_only_hint is not False:
-            if self._read_only_tools.matches(call.name):
+            if any(
+                self._read_only_tools.matches(n) for n in (call.name, *bare_names(call.name))
+            ):  # an MCP server's get_pull_request is a get_* tool
                 return _finding(Verdict.ALLOW, "permission.read_only", f"{call.name} only reads")
             if self._shell_calls.form(call).kind != "unknown":
                 # Analysed (a shell line, file changes, a fetch, code): what the call does

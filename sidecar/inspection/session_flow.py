@@ -9,7 +9,10 @@ call (denied ones too: only stricter judgements can follow) in the state store.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterable, Sequence
+
+import re2
 
 from sidecar.effects.hosts import host_of
 from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
@@ -18,6 +21,8 @@ from sidecar.shell.walk import ShellAnalysis, SimpleCommand
 from sidecar.state.session_facts import Fact, FactStore
 
 FILE, TREE, CARRIED, REMOTE, REGISTRY = "file", "tree", "carried", "remote", "registry"
+VARIABLE = "variable"
+_MAX_VARIABLE = 1024  # longer values are not kept
 CWD = "cwd"
 _RUNS = frozenset({Action.EXECUTE, Action.INSTALL, Action.PERSIST})
 _HIDDEN = frozenset({Origin.NETWORK, Origin.DECODED})
@@ -46,11 +51,13 @@ class SessionFlow:
         self,
         facts: FactStore,
         classify: Callable[[str], frozenset[str]],
-        code_effects: Callable[[str, str, bool], list[Effect]],
+        code_effects: Callable[[str, str, bool, list[ShellAnalysis]], list[Effect]],
+        trusted_index: Callable[[str], bool] = lambda host: False,
     ) -> None:
         self._facts = facts
         self._classify = classify
-        # (path, content, is a cron table) -> the effects of running it
+        self._trusted_index = trusted_index  # a registry the policy trusts is no switch
+        # (path, content, is a cron table, analyses out) -> the effects of running it
         self._code_effects = code_effects
 
     def working_directory(self, session_id: str, given: str) -> str:
@@ -64,27 +71,71 @@ class SessionFlow:
         last = self._facts.fact(session_id, CWD, "last")
         return last.detail if last is not None else ""
 
-    def apply(self, session_id: str, effects: Sequence[Effect]) -> list[Effect] | None:
-        """The effects resolved against the session's facts; None when nothing changed."""
+    def apply(
+        self, session_id: str, effects: Sequence[Effect], cwd: str = ""
+    ) -> tuple[list[Effect], list[ShellAnalysis]] | None:
+        """The effects resolved against the session's facts, with the shell code of files
+        an earlier call wrote that this call runs; None when nothing changed. `cwd`: the
+        call's working directory (absolute), or "" when unknown."""
         facts = self._facts
         if not facts.has_any(session_id):
             return None
         changed = False
         result: list[Effect] = []
+        analyses: list[ShellAnalysis] = []
+        projects: set[str] = set()
         for effect in effects:
-            resolved, extra = self._resolve(session_id, effect)
+            resolved, extra = self._resolve(session_id, effect, cwd, analyses)
             if resolved is not effect or extra:
                 changed = True
             result.append(resolved)
             result.extend(extra)
+            project = _project_directory(effect)
+            if project is not None and project not in projects:
+                projects.add(project)
+                found = self._project_files(session_id, project, cwd, effect.program, analyses)
+                if found:
+                    result.extend(found)
+                    changed = True
         if any(e.program.startswith("git") for e in effects):
-            hooks = self._hooks(session_id)
+            hooks = self._hooks(session_id, analyses)
             if hooks:
                 result.extend(hooks)
                 changed = True
-        return result if changed else None
+        return (result, analyses) if changed else None
 
-    def _hooks(self, session_id: str) -> list[Effect]:
+    def _project_files(
+        self,
+        session_id: str,
+        project: str,
+        cwd: str,
+        program: str,
+        analyses: list[ShellAnalysis],
+    ) -> list[Effect]:
+        """A project command (make, npm install, pytest, pip install ., cargo build ...) runs
+        the project files (class `project_code`, matched below the project directory) that
+        earlier calls wrote or downloaded there."""
+        directory = _absolute(project, cwd)
+        found: list[Effect] = []
+        for fact in self._facts.facts(session_id, FILE):
+            if not (fact.detail or fact.origin in _HIDDEN_VALUES):
+                continue
+            if not any(
+                "project_code" in self._classify(below) for below in _below(fact.key, directory)
+            ):
+                continue
+            origin = Origin(fact.origin) if fact.origin in _HIDDEN_VALUES else Origin.FILE
+            found.append(
+                Effect(Action.EXECUTE, fact.key, origin, flags=_FROM_PROJECT, program=program)
+            )
+            if fact.detail:
+                found.extend(
+                    e._replace(flags=e.flags | _FROM_SESSION)
+                    for e in self._code_effects(fact.key, fact.detail, False, analyses)
+                )
+        return found
+
+    def _hooks(self, session_id: str, analyses: list[ShellAnalysis]) -> list[Effect]:
         """Git runs the hooks a session planted (post-checkout, pre-commit, ...)."""
         found: list[Effect] = []
         for fact in self._facts.facts(session_id, FILE):
@@ -92,18 +143,21 @@ class SessionFlow:
                 found.append(Effect(Action.EXECUTE, fact.key, program="git hook"))
                 found.extend(
                     e._replace(flags=e.flags | _FROM_SESSION)
-                    for e in self._code_effects(fact.key, fact.detail, False)
+                    for e in self._code_effects(fact.key, fact.detail, False, analyses)
                 )
         return found
 
-    def _resolve(self, session_id: str, effect: Effect) -> tuple[Effect, list[Effect]]:
+    def _resolve(
+        self, session_id: str, effect: Effect, cwd: str, analyses: list[ShellAnalysis]
+    ) -> tuple[Effect, list[Effect]]:
         action = effect.action
         if action is Action.INSTALL and effect.program:
             ecosystem = _ECOSYSTEMS.get(effect.program.split()[0])
-            if ecosystem and self._facts.fact(session_id, REGISTRY, ecosystem) is not None:
+            registry = self._facts.fact(session_id, REGISTRY, ecosystem) if ecosystem else None
+            if registry is not None and not self._trusted_index(host_of(registry.detail) or ""):
                 return effect._replace(flags=effect.flags | _CUSTOM_INDEX), []
         if action in _RUNS and effect.target not in (STDIN, UNRESOLVED):
-            fact = self._file_fact(session_id, effect.target)
+            fact = self._file_fact(session_id, effect.target, cwd)
             if fact is None:
                 return effect, []
             if fact.origin in (Origin.NETWORK.value, Origin.DECODED.value):
@@ -113,7 +167,7 @@ class SessionFlow:
                 cron = action is Action.PERSIST
                 extra = [
                     e._replace(flags=e.flags | _FROM_SESSION)
-                    for e in self._code_effects(effect.target, fact.detail, cron)
+                    for e in self._code_effects(effect.target, fact.detail, cron, analyses)
                 ]
                 return effect, extra
             return effect, []
@@ -137,21 +191,41 @@ class SessionFlow:
             return effect
         return effect._replace(data=tuple(dict.fromkeys(data)))
 
-    def _file_fact(self, session_id: str, path: str) -> Fact | None:
-        fact = self._facts.fact(session_id, FILE, path)
-        if fact is not None:
-            return fact
-        if not path.startswith(("/", "~")):
-            # `bash scripts/x.sh` after a write to /home/dev/project/scripts/x.sh: without the
-            # agent's working directory, a recorded path that ends with this one counts.
-            tail = "/" + path
-            for recorded in self._facts.facts(session_id, FILE):
-                if recorded.key.endswith(tail):
-                    return recorded
+    def _file_fact(self, session_id: str, path: str, cwd: str = "") -> Fact | None:
+        """The fact recorded for `path`, however the two calls spelled it: a relative path
+        is resolved against the call's working directory when known; a path recorded
+        relative (its call named no directory) matches an absolute one ending with it, and
+        without a working directory a relative path matches a recorded one ending with it.
+        Whole segments only: `a/Makefile` is never `b/Makefile`."""
+        absolute = _absolute(path, cwd)
+        for key in dict.fromkeys((path, absolute)):
+            fact = self._facts.fact(session_id, FILE, key)
+            if fact is not None:
+                return fact
+        for recorded in self._facts.facts(session_id, FILE):
+            if _same_file(recorded.key, absolute):
+                return recorded
         for tree in self._facts.facts(session_id, TREE):
-            if path == tree.key or path.startswith(tree.key.rstrip("/") + "/"):
-                return tree
+            for candidate in dict.fromkeys((path, absolute)):
+                if candidate == tree.key or candidate.startswith(tree.key.rstrip("/") + "/"):
+                    return tree
         return None
+
+    def bound_line(self, session_id: str, line: str) -> str | None:
+        """`line` after the assignments earlier calls made to the variables it uses (a
+        persistent shell keeps them: OpenHands, Claude Code's Bash), or None if it uses none.
+        Its effects are only added to the line's own: a shell that did not keep them sees
+        the variables empty, so nothing may become less strict."""
+        if "$" not in line or not self._facts.has_any(session_id):
+            return None
+        kept = [
+            f
+            for f in self._facts.facts(session_id, VARIABLE)
+            if f"${f.key}" in line or f"${{{f.key}}}" in line
+        ]
+        if not kept:
+            return None
+        return "".join(f"{f.key}={shlex.quote(f.detail)}\n" for f in kept) + line
 
     def record(
         self, session_id: str, effects: Sequence[Effect], analyses: Sequence[ShellAnalysis]
@@ -203,6 +277,57 @@ class SessionFlow:
                 yield Fact(TREE, destination, fact.origin)
 
 
+def _is_absolute(path: str) -> bool:
+    return path.startswith(("/", "~"))
+
+
+def _absolute(path: str, cwd: str) -> str:
+    """`path` resolved against `cwd` when it is relative and `cwd` is known."""
+    if _is_absolute(path) or not _is_absolute(cwd) or path in (STDIN, UNRESOLVED):
+        return path
+    return normalise(path, cwd) if not cwd.startswith("~") else normalise(f"{cwd}/{path}")
+
+
+def _same_file(recorded: str, path: str) -> bool:
+    """Two spellings of one file when one of them is relative to an unknown directory: the
+    absolute one ends with the relative one, segment by segment."""
+    if _is_absolute(recorded) == _is_absolute(path):
+        return False  # both absolute or both relative: only equal spellings are one file
+    short, long = (path, recorded) if _is_absolute(recorded) else (recorded, path)
+    if short.startswith("../") or short in (".", ".."):
+        return False
+    return long.endswith("/" + short)
+
+
+def _below(path: str, directory: str) -> list[str]:
+    """`path` as spelled below `directory`: one spelling when both are known, every
+    candidate tail when one is relative to a directory the calls did not name."""
+    if _is_absolute(directory) and _is_absolute(path):
+        prefix = directory.rstrip("/") + "/"
+        return [path[len(prefix) :]] if path.startswith(prefix) else []
+    if not _is_absolute(path):
+        if _is_absolute(directory) or directory == ".":
+            return [path]  # recorded without a directory: taken as this project's
+        prefix = directory.rstrip("/") + "/"
+        return [path[len(prefix) :]] if path.startswith(prefix) else []
+    # An absolute file, a relative project directory: any tail could be the project's.
+    parts = path.split("/")
+    return ["/".join(parts[i:]) for i in range(1, len(parts)) if parts[i]]
+
+
+def _project_directory(effect: Effect) -> str | None:
+    """The directory whose project files the effect runs: `execute .` of a project command,
+    or an install of a local directory (`pip install -e .`, `pip install ./pkg`)."""
+    target = effect.target
+    if effect.action is Action.EXECUTE and "project" in effect.flags:
+        return target or "."
+    if effect.action is Action.INSTALL and (
+        target == "." or target.startswith(("./", "../", "/", "~/"))
+    ):
+        return target
+    return None
+
+
 def _command_facts(commands: Sequence[SimpleCommand]) -> Iterable[Fact]:
     for command in commands:
         words = [w for w in command.positionals if type(w) is str]
@@ -220,12 +345,24 @@ def _command_facts(commands: Sequence[SimpleCommand]) -> Iterable[Fact]:
                 ecosystem = _REGISTRY_KEYS.get(key.lower())
                 if ecosystem and value:
                     yield Fact(REGISTRY, ecosystem, "", value)
-        elif command.program in ("export", "(assign)", "declare"):
+        elif command.program in ("export", "(assign)", "declare", "typeset", "readonly"):
             for word in command.args:
                 name, equals, value = word.partition("=")
                 ecosystem = _REGISTRY_VARIABLES.get(name)
                 if equals and ecosystem and value:
                     yield Fact(REGISTRY, ecosystem, "", value)
+                if equals and _VARIABLE_NAME.fullmatch(name) and _static(value):
+                    yield Fact(VARIABLE, name, "", value)
+
+
+def _static(value: str) -> bool:
+    """A value the walk resolved (`$HOME` is `~` by now), short enough to keep."""
+    return (
+        len(value) <= _MAX_VARIABLE
+        and type(value) is str  # words computed at run time are a str subclass
+        and "$" not in value
+        and "`" not in value
+    )
 
 
 def _registry_in_config(path: str, content: str) -> Iterable[Fact]:
@@ -246,6 +383,9 @@ def _archive_stem(archive: str) -> str:
     return name
 
 
+_VARIABLE_NAME = re2.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FROM_SESSION = frozenset({"from_session"})
+_FROM_PROJECT = frozenset({"from_session", "project"})
+_HIDDEN_VALUES = frozenset({Origin.NETWORK.value, Origin.DECODED.value})
 _CUSTOM_INDEX = frozenset({"custom_index"})
 _NEW_REMOTE = frozenset({"new_remote"})

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sidecar.bounded_cache import BoundedCache
-from sidecar.effects.adapters import CallForm, ToolAdapters
+from sidecar.effects.adapters import CallForm, ToolAdapters, named_cwd
 from sidecar.inspection import deadline
 from sidecar.inspection.model import ToolCall
 from sidecar.matching.globs import GlobSet
@@ -99,10 +99,16 @@ class ShellCalls:
         for argument, globs in self._tools:
             if globs.matches(call.name):
                 value = call.arguments.get(argument)
+                cwd = named_cwd(call.arguments)  # where the line runs, as with adapters
                 if isinstance(value, list) and all(isinstance(v, str) for v in value):
-                    return CallForm("shell", shell=shlex.join(value), adapter="shell_tools")
+                    return CallForm(
+                        "shell", shell=shlex.join(value), adapter="shell_tools", cwd=cwd
+                    )
                 return CallForm(
-                    "shell", shell=value if isinstance(value, str) else None, adapter="shell_tools"
+                    "shell",
+                    shell=value if isinstance(value, str) else None,
+                    adapter="shell_tools",
+                    cwd=cwd,
                 )
         return self.adapters.form(call.name, call.arguments)
 

@@ -220,7 +220,7 @@ class ProgramSpec(_Strict):
     read_only_when: tuple[str, ...] = Field(
         default=(),
         description="Read-only only with one of these named flags (ruff format --check, "
-        "bash -c, kubectl apply --dry-run=client).",
+        "bash -c, kubectl apply --dry-run=client); `read_only_unless` still applies.",
     )
     unknown_subcommand: Literal["own_effects", "unresolved"] = Field(
         default="own_effects",

@@ -326,6 +326,18 @@ def _walk_nodes(
             stages = [c for c in node.named_children if c.type != "comment"]
             for before, after in itertools.pairwise(stages):
                 previous_stage[after.id] = before.id
+        elif kind == "redirected_statement":
+            # `cat <<EOF | kubectl apply -f -`: the grammar hangs the rest of the pipeline
+            # on the here-document; its first stage reads what the statement's command prints.
+            body = node.child_by_field_name("body")
+            for redirect in node.children_by_field_name("redirect"):
+                if body is None or redirect.type != "heredoc_redirect":
+                    continue
+                for pipe in redirect.named_children:
+                    if pipe.type == "pipeline":
+                        first = next((c for c in pipe.named_children if c.type != "comment"), None)
+                        if first is not None:
+                            previous_stage[first.id] = body.id
         elif kind in ("declaration_command", "unset_command"):
             # `export -p > f`, `declare -x | curl -d @- ...`: it prints, so it may feed a
             # pipe or a redirect like any command.
@@ -988,6 +1000,8 @@ def _follow_stdin(walk: _Walk, shell: SimpleCommand, depth: int) -> None:
         body = printed_text(source.program, source.args)
         _walk_script(walk, body, depth + 1, f"piped into {shell.program}", None)
     elif source.program in ("cat",) and not source.positionals:
+        if source.stdin_text is not None:  # cat <<EOF | bash: the here-document runs
+            _walk_script(walk, source.stdin_text, depth + 1, f"piped into {shell.program}", None)
         return
     else:
         walk.problems.append(
