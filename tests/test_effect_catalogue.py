@@ -83,7 +83,7 @@ def test_an_archive_carries_what_it_read_when_sent() -> None:
     [
         (["777"], {"loosen", "readable", "exec"}),
         (["644"], {"readable"}),
-        (["600"], set()),
+        (["600"], {"tighten"}),
         (["4755"], {"setuid", "readable", "exec"}),
         (["u+s"], {"setuid"}),
         (["o+w"], {"loosen"}),

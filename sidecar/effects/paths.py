@@ -240,6 +240,10 @@ def _glob_regex(glob: str) -> str:
         # A wildcard that starts a segment does not match a leading dot (bash's default):
         # `rm -rf ./*` leaves .git alone.
         starts_segment = index == 0 or glob[index - 1] == "/"
+        if glob.startswith("**/", index) and starts_segment:
+            out.append("(?:[^/]+/)*")  # any depth (find -name below a root)
+            index += 3
+            continue
         if char == "*":
             out.append("(?:[^/.][^/]*)?" if starts_segment else "[^/]*")
         elif char == "?":

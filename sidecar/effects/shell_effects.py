@@ -249,6 +249,25 @@ _SUFFIX_LANGUAGES = {
 }  # fmt: skip
 
 
+def _find_deletes_matches(found: list[Effect], command: SimpleCommand) -> list[Effect]:
+    """`find /tmp -name 'pytest-*' -delete` deletes what the name matches at any depth below
+    the root, not the root: judged as the glob `/tmp/**/pytest-*`."""
+    args = command.args
+    names = [
+        args[i + 1]
+        for i in range(len(args) - 1)
+        if args[i] in ("-name", "-iname") and "/" not in args[i + 1] and args[i + 1]
+    ]
+    if len(names) != 1 or "$" in names[0] or "`" in names[0] or "-o" in args or "-or" in args:
+        return found  # several alternatives, or a computed name: the whole tree
+    return [
+        e._replace(target=e.target.rstrip("/") + "/**/" + names[0])
+        if e.action is Action.DELETE and e.target not in (UNRESOLVED, STDIN)
+        else e
+        for e in found
+    ]
+
+
 def _prints_variables(command: SimpleCommand) -> bool:
     """`export -p`, `declare -x`, `declare -p`, `typeset`: with no names they print every
     (exported) variable, API keys included."""
@@ -402,6 +421,8 @@ def _command_effects(
     if program == "mv":
         found = mark_renames(found)
     found = with_loopback_ports(found, command)
+    if program == "find":
+        found = _find_deletes_matches(found, command)
     fed = command.input_from
     if command.via == "xargs" and fed is not None and fed.program == "find":
         # `find DIR ... | xargs cat`: it reads the files below DIR, not DIR itself.
