@@ -19,11 +19,13 @@ from sidecar.inspection.call_effects import CallEffects
 from sidecar.inspection.chain import ChainLink, InspectorChain
 from sidecar.inspection.egress import EgressInspector, TaintTracker, domain_set
 from sidecar.inspection.inspector import Inspector
+from sidecar.inspection.integrity import IntegrityInspector
 from sidecar.inspection.model import CallVerdict, InspectionContext, ToolCall
 from sidecar.inspection.permission import GrantLookup, PermissionInspector
 from sidecar.inspection.repetition import RepetitionInspector, RepetitionTracker
 from sidecar.inspection.security import VERDICTS, RuleBook, SecurityInspector, check_examples
 from sidecar.inspection.verdict import Mode, Verdict
+from sidecar.integrity.checks import IntegrityChecks
 from sidecar.model_client import ChatModelClient
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.observability.metrics import Metrics
@@ -31,7 +33,9 @@ from sidecar.policy.loader import LoadedPolicy, PolicyError, PolicyProblem
 from sidecar.policy.schema import Policy
 from sidecar.secrets import SecretScanner
 from sidecar.shell.isolation import IsolatedAnalyser
+from sidecar.state.injection_taint import SessionTaint
 from sidecar.state.session_facts import SessionFacts
+from sidecar.state.tool_registry import ToolRegistry
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +46,7 @@ class ActivePolicy:
     chain: InspectorChain
     mode: Mode  # the policy's mode, after any operator override
     loaded_at: float = field(default_factory=time.time)
+    integrity: IntegrityChecks | None = None  # the injection scanner, for RegisterTools/Append
 
     @property
     def policy(self) -> Policy:
@@ -73,6 +78,8 @@ class EngineParts:
     # Set by the server; without them (CLI, in-process tests) everything runs inline.
     isolated: IsolatedAnalyser | None = None  # where large command lines are analysed
     offload: Executor | None = None  # threads for heavy batches' local inspectors
+    tools: ToolRegistry | None = None  # registered tool definitions and trust in them
+    untrusted: SessionTaint | None = None  # sessions that read a prompt injection
 
 
 def compile_policy(
@@ -99,6 +106,12 @@ def compile_policy(
     if problems:
         raise PolicyError([PolicyProblem("(merged policy)", None, "effects", p) for p in problems])
     call_effects = CallEffects(rules.shell_calls, analyser, parts.facts)
+    checks = IntegrityChecks(policy)
+    problems = checks.problems()
+    if problems:
+        raise PolicyError(
+            [PolicyProblem("(merged policy)", None, "injection", p) for p in problems]
+        )
     available: dict[str, Inspector] = {
         "security": SecurityInspector(rules, call_effects),
         "egress": EgressInspector(
@@ -108,6 +121,14 @@ def compile_policy(
             policy.permission, parts.grants, rules.shell_calls, call_effects
         ),
         "repetition": RepetitionInspector(policy.repetition.max_consecutive, parts.repetition),
+        "integrity": IntegrityInspector(
+            checks,
+            call_effects,
+            adapters,
+            policy.permission.read_only_tools,
+            parts.tools,
+            parts.untrusted,
+        ),
     }
     links: list[ChainLink] = []
     for name in policy.order:
@@ -118,7 +139,9 @@ def compile_policy(
             available[name] = _adversary(policy)
         links.append(ChainLink(available[name], settings.timeout_ms / 1000, settings.on_error))
     chain = InspectorChain(links, parts.metrics, rules.shell_calls, parts.isolated, parts.offload)
-    return ActivePolicy(loaded, chain, mode_override or policy.permission.default_mode)
+    return ActivePolicy(
+        loaded, chain, mode_override or policy.permission.default_mode, integrity=checks
+    )
 
 
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]", "ip6-localhost"})

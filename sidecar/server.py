@@ -24,6 +24,7 @@ from sidecar.context.store import SqliteSessionStore
 from sidecar.engine import ActivePolicy, EngineParts, PolicyEngine
 from sidecar.inspection.egress import TaintTracker
 from sidecar.inspection.repetition import RepetitionTracker
+from sidecar.integrity.monitor import InjectionMonitor
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.observability.interceptors import MetricsInterceptor
 from sidecar.observability.metrics import Metrics
@@ -38,8 +39,10 @@ from sidecar.service.errors import EdgeGuard
 from sidecar.service.policy_service import PolicyService, SlotStatus, StatusReport
 from sidecar.shell.isolation import IsolatedAnalyser, IsolationSettings
 from sidecar.state.approvals import ApprovalStore
+from sidecar.state.injection_taint import SessionTaint
 from sidecar.state.session_facts import SessionFacts
 from sidecar.state.store import StateStore
+from sidecar.state.tool_registry import ToolRegistry
 from sidecar.v1 import sidecar_pb2, sidecar_pb2_grpc
 
 log = logging.getLogger("sidecar.server")
@@ -90,6 +93,8 @@ class Sidecar:
     isolated: IsolatedAnalyser | None = None
     _offload: ThreadPoolExecutor | None = None
     _gate: DrainGate | None = None
+    injection: InjectionMonitor | None = None
+    tools: ToolRegistry | None = None
 
     async def start(self) -> None:
         settings = self.settings
@@ -130,6 +135,8 @@ class Sidecar:
             )
             await self.isolated.start()
         facts = SessionFacts(self._store)
+        tools = self.tools = ToolRegistry(self._store)
+        untrusted = SessionTaint(self._store)
         parts = EngineParts(
             self.metrics,
             self.approvals,
@@ -139,9 +146,15 @@ class Sidecar:
             facts=facts,
             isolated=self.isolated,
             offload=self._offload,
+            tools=tools,
+            untrusted=untrusted,
         )
         self._decision_log = DecisionLog(settings.decision_log, secrets, self.metrics)
         self.engine = PolicyEngine(parts, self._decision_log)
+        engine = self.engine
+        self.injection = InjectionMonitor(
+            untrusted, self.metrics, lambda: engine.active.integrity if engine.ready else None
+        )
         self.reloader = PolicyReloader(
             policy_directories(settings),
             parts,
@@ -160,7 +173,6 @@ class Sidecar:
                 ("grpc.so_reuseport", 0),
             ],
         )
-        engine = self.engine
         self.context = ContextManager(
             SqliteSessionStore(self._store, self.metrics),
             lambda: engine.active.policy.context,
@@ -171,17 +183,34 @@ class Sidecar:
                 parts.taint.forget,
                 facts.forget,
                 self.approvals.forget_session,
+                tools.forget,
+                untrusted.forget,
+                self.injection.forget,
             ),
         )
         self._health = health.aio.HealthServicer()
         await self._set_health(NOT_SERVING, *ALL_SERVICES)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         sidecar_pb2_grpc.add_PolicyServiceServicer_to_server(
-            PolicyService(self.engine, self.approvals, self.metrics, self.status, secrets, gate),
+            PolicyService(
+                self.engine,
+                self.approvals,
+                self.metrics,
+                self.status,
+                secrets,
+                gate,
+                tools=tools,
+                injection=self.injection,
+            ),
             server,
         )
         add_context_service(
-            ContextService(self.context, self.metrics, settings.context_cache_mib * 1024 * 1024),
+            ContextService(
+                self.context,
+                self.metrics,
+                settings.context_cache_mib * 1024 * 1024,
+                injection=self.injection,
+            ),
             server,
         )
         reflection.enable_server_reflection(
@@ -282,6 +311,8 @@ class Sidecar:
             facts=parts.facts,  # recording a fact again is harmless (same row)
             isolated=parts.isolated,
             offload=parts.offload,
+            tools=parts.tools,  # only read by the inspector
+            untrusted=parts.untrusted,
         )
         self.shadow = ShadowEvaluator(shadow_parts, self.metrics)
         self.shadow_reloader = PolicyReloader(
@@ -370,6 +401,8 @@ class Sidecar:
             await self.shadow.drain()
         if self.context is not None:
             await self.context.close()
+        if self.injection is not None:
+            await self.injection.close()
         if self.engine is not None and self.engine.ready:
             await self.engine.active.chain.aclose()
         if self._metrics_http is not None:

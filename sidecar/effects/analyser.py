@@ -57,7 +57,12 @@ class EffectAnalyser:
         specs = _with_own_paths(specs, own_paths)
         self.classes = PathClasses(specs, policy.permission.workspace_roots)
         self.rules = tuple(policy.effect_rules)
-        self.judge_rules = EffectJudge(self.rules, self.classes, host_allowed)
+        # Rules with a session condition (untrusted input seen) are judged apart, by the
+        # integrity inspector, only for sessions in that state.
+        self.session_rules = tuple(r for r in self.rules if r.session)
+        plain = tuple(r for r in self.rules if not r.session)
+        self.judge_rules = EffectJudge(plain, self.classes, host_allowed)
+        self._session_judge = EffectJudge(self.session_rules, self.classes, host_allowed)
         # Examples show a rule's logic, whatever hosts an operator allows.
         self._example_judge = EffectJudge(self.rules, self.classes, lambda host: False)
 
@@ -78,6 +83,19 @@ class EffectAnalyser:
         for effect in effects:
             for rule in self.judge_rules.matching(effect, workspace):
                 found.append(Judged(rule.rule, effect))
+        return found
+
+    def judge_in_session(
+        self, effects: Iterable[Effect], states: frozenset[str], workspace: str = ""
+    ) -> list[Judged]:
+        """The session-conditioned rules these effects match, for a session in `states`."""
+        found: list[Judged] = []
+        if not self.session_rules or not states:
+            return found
+        for effect in effects:
+            for rule in self._session_judge.matching(effect, workspace):
+                if set(rule.rule.session) <= states:
+                    found.append(Judged(rule.rule, effect))
         return found
 
     def _check_rule_examples(self) -> list[str]:
