@@ -15,6 +15,8 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+import re2
+
 from sidecar.effects.adapters import ToolAdapters
 from sidecar.effects.paths import normalise
 from sidecar.inspection.call_effects import CallEffects
@@ -29,6 +31,10 @@ from sidecar.state.tool_registry import SessionTool, ToolKey, ToolRegistry
 
 NAME = "integrity"
 UNTRUSTED = frozenset({"untrusted_input"})
+# A URL with a query string: data can leave in it, GET or not (`?d=<secret>`, an image).
+_URL_WITH_DATA = re2.compile(
+    r"(?i)\b[a-z][a-z0-9+.-]*://[^\s/?#\"'\\]+[^\s?#\"'\\]*\?[^\s\"'\\]{6,}"
+)
 _MAX_SIGN_FINDINGS = 5
 
 
@@ -200,6 +206,18 @@ class IntegrityInspector(LocalInspector):
                     NAME, verdict, rule.id, f"{what}, in a session that {cause}",
                     Risk[rule.risk.upper()], 0.8,
                     f"This session {cause}. This call: {what}. Allow it?",
+                )
+            )  # fmt: skip
+        url = _URL_WITH_DATA.search(call.canonical_arguments)
+        if url is not None:
+            shown_url = url.group(0)[:120]
+            findings.append(
+                Finding(
+                    NAME, Verdict.REQUIRE_APPROVAL, "untrusted.url-with-data",
+                    f"Sends data in a URL ({shown_url}), in a session that {cause}",
+                    Risk.HIGH, 0.6,
+                    f"This session {cause}. This call opens {shown_url}, whose query can "
+                    "carry data out. Allow it?",
                 )
             )  # fmt: skip
         if not judged and self._opaque(call, report.effects, report.form.kind):
