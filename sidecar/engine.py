@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from sidecar.effects.adapters import ToolAdapters
@@ -101,6 +102,7 @@ def compile_policy(
         policy,
         lambda host: _local(host) or allowed_hosts.matches(_without_port(host)),
         parts.own_paths,
+        tuple(dict.fromkeys(Path(source).parent for source in loaded.sources)),
     )
     problems = analyser.problems()
     if problems:

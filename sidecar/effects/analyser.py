@@ -7,16 +7,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import NamedTuple
 
 import re2
 
 from sidecar.effects.catalogue import Catalogue
-from sidecar.effects.model import Effect
+from sidecar.effects.model import Action, Effect
+from sidecar.effects.packages import PackageNames
 from sidecar.effects.paths import ClassSpec, PathClasses, class_specs
 from sidecar.effects.rules import EffectJudge, compile_rules
 from sidecar.effects.shell_effects import LineEffects, line_effects
 from sidecar.matching.globs import GlobSet
+from sidecar.policy.loader import bundled_policy_dir
 from sidecar.policy.schema import EffectRule, Policy
 from sidecar.shell.walk import ShellAnalysis
 from sidecar.shell.walk import analyse as shell_analyse
@@ -47,7 +50,10 @@ class EffectAnalyser:
         policy: Policy,
         host_allowed: Callable[[str], bool],
         own_paths: Iterable[str] = (),
+        policy_dirs: Sequence[Path] = (),
     ) -> None:
+        """`policy_dirs`: where the policy's data files are (the package name lists); by
+        default the bundled policy's directory."""
         self.programs = policy.programs
         indexes = GlobSet(
             g for domain in policy.egress.package_indexes for g in (domain, "*." + domain)
@@ -63,18 +69,23 @@ class EffectAnalyser:
         plain = tuple(r for r in self.rules if not r.session)
         self.judge_rules = EffectJudge(plain, self.classes, host_allowed)
         self._session_judge = EffectJudge(self.session_rules, self.classes, host_allowed)
+        self.packages = PackageNames(policy.packages, tuple(policy_dirs) or (bundled_policy_dir(),))
         # Examples show a rule's logic, whatever hosts an operator allows.
         self._example_judge = EffectJudge(self.rules, self.classes, lambda host: False)
 
     def problems(self) -> list[str]:
         """Rules naming unknown classes, and examples that do not behave as written."""
-        found = compile_rules(self.rules, self.classes.names)
+        found = compile_rules(self.rules, self.classes.names) + self.packages.problems()
         if found:
             return found
         return self._check_rule_examples() + self._check_program_examples()
 
     def line(self, analysis: ShellAnalysis) -> LineEffects:
-        return line_effects(analysis, self.catalogue)
+        found = line_effects(analysis, self.catalogue)
+        if self.packages.active and any(e.action is Action.INSTALL for e in found.effects):
+            # Installs of names one edit from a popular package get the flag `typosquat`.
+            found = found._replace(effects=self.packages.mark(found.effects))
+        return found
 
     def judge(self, effects: Iterable[Effect], workspace: str = "") -> list[Judged]:
         """`workspace`: the call's working directory when known (paths below it are the
