@@ -104,7 +104,7 @@ def debian_names(text: str) -> tuple[list[str], list[str]]:
                 name = provided.strip().split(" ")[0]
                 if name:
                     crate_of[name] = crate
-        if package.startswith("ruby-") and "Ruby-Versions" in record:
+        if package.startswith("ruby-") and _is_gem(record):
             gem_of[package] = package.removeprefix("ruby-")
     crates: Counter[str] = Counter({c: 0 for c in crate_of.values()})
     gems: Counter[str] = Counter({g: 0 for g in gem_of.values()})
@@ -119,6 +119,17 @@ def debian_names(text: str) -> tuple[list[str], list[str]]:
         crates.update(seen_crates)
         gems.update(seen_gems)
     return _ranked(crates), _ranked(gems)
+
+
+def _is_gem(record: dict[str, str]) -> bool:
+    """A gem packaged by gem2deb: pure Ruby ones say Ruby-Versions; compiled ones depend on
+    the interpreter. The interpreter's own packages (ruby-dev, ruby-full) are not gems."""
+    source = record.get("Source", record["Package"]).split(" ")[0]
+    if source in ("ruby-defaults",) or re.match(r"^ruby\d", source):
+        return False
+    if "Ruby-Versions" in record:
+        return True
+    return any(d in ("ruby", "libruby") or d.startswith("libruby") for d in _dependencies(record))
 
 
 def _ranked(counts: Counter[str]) -> list[str]:
