@@ -26,6 +26,7 @@ from sidecar.context.manager import ContextManager
 from sidecar.context.store import SqlSessionStore
 from sidecar.effects.own_endpoints import DEFAULT_PORTS, OwnEndpoints
 from sidecar.engine import ActivePolicy, EngineParts, PolicyEngine
+from sidecar.integrity.monitor import InjectionMonitor
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.observability.interceptors import MetricsInterceptor
 from sidecar.observability.metrics import Metrics
@@ -40,6 +41,8 @@ from sidecar.service.errors import EdgeGuard
 from sidecar.service.policy_service import PolicyService, SlotStatus, StatusReport
 from sidecar.shell.isolation import IsolatedAnalyser, IsolationSettings
 from sidecar.state.approvals import ApprovalStore
+from sidecar.state.injection_taint import SessionTaint
+from sidecar.state.tool_registry import ToolRegistry
 from sidecar.store.dsn import is_postgres
 from sidecar.store.errors import StateError, StoreUnavailable
 from sidecar.store.open import StoreHealth, open_store
@@ -106,6 +109,8 @@ class Sidecar:
     isolated: IsolatedAnalyser | None = None
     _offload: ThreadPoolExecutor | None = None
     _gate: DrainGate | None = None
+    injection: InjectionMonitor | None = None
+    tools: ToolRegistry | None = None
 
     async def start(self) -> None:
         settings = self.settings
@@ -154,6 +159,12 @@ class Sidecar:
             )
             await self.isolated.start()
         self.own_endpoints = _own_endpoints(settings)
+        # Issue 15's state still lives on the SQLite file alone (moved behind the store
+        # interface next); with PostgreSQL its features are off until then.
+        tools = untrusted = None
+        if isinstance(store, SqliteStore):
+            tools = self.tools = ToolRegistry(store.file)
+            untrusted = SessionTaint(store.file)
         parts = EngineParts(
             self.metrics,
             SessionStates(store, settings.approval_once_ttl_seconds),
@@ -163,9 +174,17 @@ class Sidecar:
             isolated=self.isolated,
             offload=self._offload,
             state_unavailable=settings.state_unavailable,
+            tools=tools,
+            untrusted=untrusted,
         )
         self._decision_log = DecisionLog(settings.decision_log, secrets, self.metrics)
         self.engine = PolicyEngine(parts, self._decision_log)
+        engine = self.engine
+        injection = None
+        if untrusted is not None:
+            injection = self.injection = InjectionMonitor(
+                untrusted, self.metrics, lambda: engine.active.integrity if engine.ready else None
+            )
         self.reloader = PolicyReloader(
             policy_directories(settings),
             parts,
@@ -189,18 +208,29 @@ class Sidecar:
                 *([("grpc.max_connection_age_ms", 60_000)] if settings.worker_count > 1 else []),
             ],
         )
-        engine = self.engine
         self.context = ContextManager(
             SqlSessionStore(store.database, store.delete_sessions),
             lambda: engine.active.policy.context,
             self.metrics,
             cache_bytes=settings.context_cache_mib * 1024 * 1024,
         )
+        for part in (tools, untrusted, injection):
+            if part is not None:
+                self.context.on_deleted(_forgetting(part.forget))
         self._health = health.aio.HealthServicer()
         await self._set_health(NOT_SERVING, *ALL_SERVICES)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         sidecar_pb2_grpc.add_PolicyServiceServicer_to_server(
-            PolicyService(self.engine, self.approvals, self.metrics, self.status, secrets, gate),
+            PolicyService(
+                self.engine,
+                self.approvals,
+                self.metrics,
+                self.status,
+                secrets,
+                gate,
+                tools=tools,
+                injection=injection,
+            ),
             server,
         )
         add_context_service(
@@ -209,6 +239,7 @@ class Sidecar:
                 self.metrics,
                 settings.context_cache_mib * 1024 * 1024,
                 gate if gate.required else None,
+                injection=injection,
             ),
             server,
         )
@@ -412,6 +443,8 @@ class Sidecar:
             own_endpoints=parts.own_endpoints,
             isolated=parts.isolated,
             offload=parts.offload,
+            tools=parts.tools,  # only read by the inspector
+            untrusted=parts.untrusted,
         )
         self.shadow = ShadowEvaluator(shadow_parts, self.metrics)
         self.shadow_reloader = PolicyReloader(
@@ -500,6 +533,8 @@ class Sidecar:
             await self.shadow.drain()
         if self.context is not None:
             await self.context.close()
+        if self.injection is not None:
+            await self.injection.close()
         if self.engine is not None and self.engine.ready:
             await self.engine.active.chain.aclose()
         if self._metrics_http is not None:
@@ -591,3 +626,10 @@ async def serve_until_signalled(sidecar: Sidecar, stop: asyncio.Event) -> None:
     await stop.wait()
     log.info("shutting down; draining for up to %ss", sidecar.settings.grace_seconds)
     await sidecar.stop()
+
+
+def _forgetting(forget: Callable[[str], bool]) -> Callable[[str], None]:
+    def listener(session_id: str) -> None:
+        forget(session_id)
+
+    return listener

@@ -493,6 +493,15 @@ async def test_deleting_a_session_removes_every_row_of_it(open_store: OpenStore)
         )  # fmt: skip
         appended = [_message(1), calling]
         assert await sessions.commit(Change(state, 0, created=True, appended=appended))
+        async with store.database.transaction("test") as db:  # issue 15's session rows
+            await db.execute(
+                "INSERT INTO session_tools VALUES (?, 'srv', 'tool', 'f', 0)", (session,)
+            )
+            await db.execute(
+                "INSERT INTO session_taint (session_id, message_id, source, state, rules, "
+                "excerpt, at) VALUES (?, 'm1', 'append', 'flagged', '', '', 0)",
+                (session,),
+            )
     assert await sessions.delete(["gone", "never"]) == {"gone": 2}
     assert (await store.load_session("gone")).empty
     assert (await store.load_session("kept")).standing == {"t": Verdict.DENY}
