@@ -36,8 +36,6 @@ from sidecar.policy.schema import Policy
 from sidecar.secrets import SecretScanner
 from sidecar.shell.isolation import IsolatedAnalyser
 from sidecar.state.approvals import Question
-from sidecar.state.injection_taint import SessionTaint
-from sidecar.state.tool_registry import ToolRegistry
 from sidecar.store.errors import StoreUnavailable
 from sidecar.store.sqlite import SqliteStore
 from sidecar.store.states import SessionStates
@@ -88,8 +86,6 @@ class EngineParts:
     isolated: IsolatedAnalyser | None = None  # where large command lines are analysed
     offload: Executor | None = None  # threads for heavy batches' local inspectors
     state_unavailable: StateUnavailablePolicy = "require_approval"
-    tools: ToolRegistry | None = None  # registered tool definitions and trust in them
-    untrusted: SessionTaint | None = None  # sessions that read a prompt injection
 
     @classmethod
     def local(
@@ -149,8 +145,8 @@ def compile_policy(
             call_effects,
             adapters,
             policy.permission.read_only_tools,
-            parts.tools,
-            parts.untrusted,
+            states.tools,
+            states.injection,
         ),
     }
     links: list[ChainLink] = []

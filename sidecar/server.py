@@ -48,7 +48,7 @@ from sidecar.store.errors import StateError, StoreUnavailable
 from sidecar.store.open import StoreHealth, open_store
 from sidecar.store.postgres import PostgresStore
 from sidecar.store.sqlite import SqliteStore
-from sidecar.store.states import SessionStates
+from sidecar.store.states import SessionStates, WithIntegrity
 from sidecar.v1 import sidecar_pb2, sidecar_pb2_grpc
 
 log = logging.getLogger("sidecar.server")
@@ -159,32 +159,26 @@ class Sidecar:
             )
             await self.isolated.start()
         self.own_endpoints = _own_endpoints(settings)
-        # Issue 15's state still lives on the SQLite file alone (moved behind the store
-        # interface next); with PostgreSQL its features are off until then.
-        tools = untrusted = None
+        tools = self.tools = ToolRegistry(store.database, store.changed)
+        untrusted = SessionTaint(store.database, store.changed)
         if isinstance(store, SqliteStore):
-            tools = self.tools = ToolRegistry(store.file)
-            untrusted = SessionTaint(store.file)
+            await untrusted.open()  # the file is open; PostgreSQL's shared store skips it
         parts = EngineParts(
             self.metrics,
-            SessionStates(store, settings.approval_once_ttl_seconds),
+            SessionStates(store, settings.approval_once_ttl_seconds, registry=tools),
             secrets,
             own_paths=_own_paths(settings),
             own_endpoints=self.own_endpoints,
             isolated=self.isolated,
             offload=self._offload,
             state_unavailable=settings.state_unavailable,
-            tools=tools,
-            untrusted=untrusted,
         )
         self._decision_log = DecisionLog(settings.decision_log, secrets, self.metrics)
         self.engine = PolicyEngine(parts, self._decision_log)
         engine = self.engine
-        injection = None
-        if untrusted is not None:
-            injection = self.injection = InjectionMonitor(
-                untrusted, self.metrics, lambda: engine.active.integrity if engine.ready else None
-            )
+        injection = self.injection = InjectionMonitor(
+            untrusted, self.metrics, lambda: engine.active.integrity if engine.ready else None
+        )
         self.reloader = PolicyReloader(
             policy_directories(settings),
             parts,
@@ -214,9 +208,7 @@ class Sidecar:
             self.metrics,
             cache_bytes=settings.context_cache_mib * 1024 * 1024,
         )
-        for part in (tools, untrusted, injection):
-            if part is not None:
-                self.context.on_deleted(_forgetting(part.forget))
+        self.context.on_deleted(injection.forget)
         self._health = health.aio.HealthServicer()
         await self._set_health(NOT_SERVING, *ALL_SERVICES)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
@@ -437,14 +429,16 @@ class Sidecar:
         self._shadow_store = SqliteStore(":memory:")
         shadow_parts = EngineParts(
             Metrics(),
-            SessionStates(self._shadow_store),
+            # Its own streaks and facts; the tools and taint the store knows.
+            SessionStates(
+                WithIntegrity(self._shadow_store, parts.states.store),
+                registry=parts.states.registry,
+            ),
             parts.secrets,
             own_paths=parts.own_paths,
             own_endpoints=parts.own_endpoints,
             isolated=parts.isolated,
             offload=parts.offload,
-            tools=parts.tools,  # only read by the inspector
-            untrusted=parts.untrusted,
         )
         self.shadow = ShadowEvaluator(shadow_parts, self.metrics)
         self.shadow_reloader = PolicyReloader(
@@ -626,10 +620,3 @@ async def serve_until_signalled(sidecar: Sidecar, stop: asyncio.Event) -> None:
     await stop.wait()
     log.info("shutting down; draining for up to %ss", sidecar.settings.grace_seconds)
     await sidecar.stop()
-
-
-def _forgetting(forget: Callable[[str], bool]) -> Callable[[str], None]:
-    def listener(session_id: str) -> None:
-        forget(session_id)
-
-    return listener

@@ -58,6 +58,12 @@ async def verdict(
     return response.verdicts[0]
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def state_engine(request: pytest.FixtureRequest) -> str:
+    """Every test here that starts a sidecar runs on both stores (tests/conftest.py)."""
+    return str(request.param)
+
+
 @pytest.fixture
 async def auto(start_sidecar: StartSidecar) -> Sidecar:
     return await start_sidecar(mode="auto")

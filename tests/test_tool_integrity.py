@@ -11,7 +11,6 @@ import grpc
 import pytest
 
 from sidecar.server import Sidecar
-from sidecar.state.store import StateStore
 from sidecar.state.tool_registry import DELETED_SESSION, ToolKey, ToolRegistry
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
@@ -60,6 +59,12 @@ async def verdict_of(
 ) -> pb.ToolVerdict:
     response = await stub.Inspect(pb.InspectRequest(session_id=session, tool_calls=[tool_call]))
     return response.verdicts[0]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def state_engine(request: pytest.FixtureRequest) -> str:
+    """Every test here that starts a sidecar runs on both stores (tests/conftest.py)."""
+    return str(request.param)
 
 
 @pytest.fixture
@@ -162,14 +167,16 @@ async def test_a_changed_definition_asks_showing_both_until_accepted(
     assert value(samples, "sidecar_tool_changes_accepted_total", server="github") == 1
     assert value(samples, "sidecar_refused_answers_total", reason="missing") == 1
     # Audited: who accepted what, after which change.
-    events = [(e[0], e[1][:8], e[3]) for e in _audit(sidecar, ToolKey("github", "create_issue"))]
+    events = [
+        (e[0], e[1][:8], e[3]) for e in await _audit(sidecar, ToolKey("github", "create_issue"))
+    ]
     assert [e[0] for e in events] == ["first_seen", "changed", "accepted"]
     assert events[2] == ("accepted", status.fingerprint[:8], "s2")
 
 
-def _audit(sidecar: Sidecar, key: ToolKey) -> list[tuple[str, str, str, str, float]]:
+async def _audit(sidecar: Sidecar, key: ToolKey) -> list[tuple[str, str, str, str, float]]:
     assert sidecar.tools is not None
-    return sidecar.tools.audit(key)
+    return await sidecar.tools.audit(key)
 
 
 async def test_drift_asks_across_restarts(start_sidecar: StartSidecar) -> None:
@@ -351,7 +358,7 @@ async def test_deleting_a_session_keeps_the_trust_and_its_audit(auto: Sidecar) -
         assert (await verdict_of(stub, "new", call("c1", "read_notes"))).verdict == (
             pb.VERDICT_REQUIRE_APPROVAL
         )
-    events = _audit(auto, ToolKey("files", "read_notes"))
+    events = await _audit(auto, ToolKey("files", "read_notes"))
     # The entries stay; the deleted session's name does not.
     assert [(e[0], e[3]) for e in events] == [
         ("first_seen", DELETED_SESSION),
@@ -359,18 +366,30 @@ async def test_deleting_a_session_keeps_the_trust_and_its_audit(auto: Sidecar) -
     ]
 
 
-def test_the_registry_reads_back_what_it_stored(tmp_path: Path) -> None:
+async def test_the_registry_reads_back_what_it_stored(
+    state_engine: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     from sidecar.integrity.definitions import ToolDefinition
+    from sidecar.store.open import open_store
 
-    store = StateStore(str(tmp_path / "state.db"))
-    registry = ToolRegistry(store)
-    registry.register("s", "srv", [ToolDefinition("t", "one")])
-    registry.register("s", "srv", [ToolDefinition("t", "two")])
-    store.close()
-    store = StateStore(str(tmp_path / "state.db"))
-    again = ToolRegistry(store)
-    found = again.session_tool("s", "t")
-    assert found is not None and found.record.changed
-    assert found.record.trusted().description == "one"
-    assert found.record.definition_of(found.fingerprint) == ToolDefinition("t", "two")
-    store.close()
+    state = (
+        str(request.getfixturevalue("postgres_dsn"))
+        if state_engine == "postgresql"
+        else str(tmp_path / "state.db")
+    )
+    store = open_store(state)
+    await store.open()
+    registry = ToolRegistry(store.database)
+    await registry.register("s", "srv", [ToolDefinition("t", "one")])
+    await registry.register("s", "srv", [ToolDefinition("t", "two")])
+    await store.close()
+    store = open_store(state)
+    await store.open()
+    again = ToolRegistry(store.database)
+    await again.refresh(None)
+    record = again.record(ToolKey("srv", "t"))
+    assert record is not None and record.changed
+    assert record.trusted().description == "one"
+    assert record.definition_of(record.latest_fingerprint) == ToolDefinition("t", "two")
+    assert (await store.load_session("s")).tools == (("srv", "t", record.latest_fingerprint),)
+    await store.close()

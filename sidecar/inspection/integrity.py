@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Protocol
 
 import re2
 
@@ -26,8 +27,8 @@ from sidecar.inspection.verdict import Risk, Verdict
 from sidecar.integrity.checks import VERDICTS, IntegrityChecks
 from sidecar.integrity.definitions import ToolDefinition, shown
 from sidecar.matching.globs import GlobSet
-from sidecar.state.injection_taint import SessionTaint, TaintEntry, TaintStatus
-from sidecar.state.tool_registry import SessionTool, ToolKey, ToolRegistry
+from sidecar.state.injection_taint import TaintEntry, TaintStatus
+from sidecar.state.tool_registry import SessionTool, ToolKey, ToolRecord
 
 NAME = "integrity"
 UNTRUSTED = frozenset({"untrusted_input"})
@@ -36,6 +37,24 @@ _URL_WITH_DATA = re2.compile(
     r"(?i)\b[a-z][a-z0-9+.-]*://[^\s/?#\"'\\]+[^\s?#\"'\\]*\?[^\s\"'\\]{6,}"
 )
 _MAX_SIGN_FINDINGS = 5
+
+
+class ToolLookup(Protocol):
+    """The tools a session registered and the trust in them (store/states.py)."""
+
+    def has_tools(self, session_id: str) -> bool: ...
+
+    def record(self, key: ToolKey) -> ToolRecord | None: ...
+
+    def session_tool(self, session_id: str, name: str, server: str = "") -> SessionTool | None: ...
+
+    def servers_offering(self, session_id: str, name: str) -> list[str]: ...
+
+
+class TaintLookup(Protocol):
+    """Whether a session read a prompt injection (store/states.py)."""
+
+    def status(self, session_id: str) -> TaintStatus | None: ...
 
 
 class IntegrityInspector(LocalInspector):
@@ -47,8 +66,8 @@ class IntegrityInspector(LocalInspector):
         effects: CallEffects,
         adapters: ToolAdapters,
         read_only_tools: Sequence[str],
-        registry: ToolRegistry | None = None,
-        taint: SessionTaint | None = None,
+        registry: ToolLookup | None = None,
+        taint: TaintLookup | None = None,
     ) -> None:
         self._checks = checks
         self._effects = effects
@@ -67,7 +86,7 @@ class IntegrityInspector(LocalInspector):
             registry.has_tools(session_id) or any(call.server for call in calls)
         )
         status = self._taint.status(session_id) if self._taint is not None else None
-        untrusted = status is not None and (status.flagged or status.unchecked)
+        untrusted = status is not None and status.untrusted
         if not definitions and not untrusted:
             return [[] for _ in calls]  # the common case: nothing registered, nothing read
         results: list[list[Finding]] = []

@@ -23,6 +23,7 @@ from sidecar.model_client import ChatModelClient, ModelError
 from sidecar.observability.metrics import Metrics
 from sidecar.policy.schema import InjectionClassifier
 from sidecar.state.injection_taint import SessionTaint, Source
+from sidecar.store.errors import StoreUnavailable
 
 log = logging.getLogger("sidecar.injection")
 # Texts larger than this are scanned in a worker thread, off the event loop.
@@ -57,7 +58,7 @@ class InjectionMonitor:
         if checks is None or not items:
             return
         if source == "inspect":
-            items = [item for item in items if not self._already_seen(session_id, item)]
+            items = [item for item in items if not self._seen_before(session_id, item)]
         size = sum(len(item.text) for item in items)
         try:
             if size > LARGE_TEXT:
@@ -67,31 +68,44 @@ class InjectionMonitor:
         except Exception:  # a scan that fails must not pass as clean
             log.exception("injection scan failed (session %r)", session_id)
             for item in items:
-                self._taint.pending(session_id, item.message_id, source)
-                self._taint.resolve(session_id, item.message_id, "failed")
+                await self._taint.pending(session_id, item.message_id, source)
+                await self._taint.resolve(session_id, item.message_id, "failed")
             return
         for item, signs in zip(items, results, strict=True):
             flagged = checks.flagged(signs)
             if flagged:
-                self._flag(session_id, item, flagged, source)
-            elif checks.injection.classifier.enabled:
-                self._classify_later(session_id, item, checks.injection.classifier, source)
+                await self._flag(session_id, item, flagged, source)
+                continue  # checked again when sent again: a replica may delete the session
+            if checks.injection.classifier.enabled:
+                await self._classify_later(session_id, item, checks.injection.classifier, source)
+            if source == "inspect":
+                self._remember(session_id, item)
 
-    def _already_seen(self, session_id: str, item: Untrusted) -> bool:
-        key = (session_id, hashlib.sha256(item.text.encode("utf-8", "replace")).hexdigest())
+    @staticmethod
+    def _key(session_id: str, item: Untrusted) -> tuple[str, str]:
+        return (session_id, hashlib.sha256(item.text.encode("utf-8", "replace")).hexdigest())
+
+    def _seen_before(self, session_id: str, item: Untrusted) -> bool:
+        key = self._key(session_id, item)
         if key in self._seen:
             self._seen.move_to_end(key)
             return True
-        self._seen[key] = None
-        while len(self._seen) > _SEEN_OUTPUTS:
-            self._seen.popitem(last=False)
         return False
 
-    def _flag(self, session_id: str, item: Untrusted, signs: list[Sign], source: Source) -> None:
+    def _remember(self, session_id: str, item: Untrusted) -> None:
+        """An output that raised no flag (stored nothing, or its pending check): not
+        scanned again when the runtime resends it."""
+        self._seen[self._key(session_id, item)] = None
+        while len(self._seen) > _SEEN_OUTPUTS:
+            self._seen.popitem(last=False)
+
+    async def _flag(
+        self, session_id: str, item: Untrusted, signs: list[Sign], source: Source
+    ) -> None:
         worst = max(signs, key=lambda s: s.risk)
         rules = tuple(dict.fromkeys(s.rule_id for s in signs))
         excerpt = worst.excerpt or worst.message
-        newly = self._taint.flag(session_id, item.message_id, source, rules, excerpt)
+        newly = await self._taint.flag(session_id, item.message_id, source, rules, excerpt)
         self._metrics.injection_flagged.labels(source=source).inc()
         if newly:
             self._metrics.sessions_tainted.labels(source=source).inc()
@@ -103,10 +117,12 @@ class InjectionMonitor:
             ", ".join(rules),
         )
 
-    def _classify_later(
+    async def _classify_later(
         self, session_id: str, item: Untrusted, settings: InjectionClassifier, source: Source
     ) -> None:
-        self._taint.pending(session_id, item.message_id, source)
+        # Stored before the call returns: the next Inspect, on any replica, asks until the
+        # classifier answers.
+        await self._taint.pending(session_id, item.message_id, source)
         task = asyncio.get_running_loop().create_task(self._classify(session_id, item, settings))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -114,6 +130,18 @@ class InjectionMonitor:
     async def _classify(
         self, session_id: str, item: Untrusted, settings: InjectionClassifier
     ) -> None:
+        try:
+            await self._judge(session_id, item, settings)
+        except StoreUnavailable as error:
+            # The message stays pending in the store: its session keeps asking.
+            log.warning(
+                "the classifier's answer for message %r of session %r could not be stored: %s",
+                item.message_id,
+                session_id,
+                error,
+            )
+
+    async def _judge(self, session_id: str, item: Untrusted, settings: InjectionClassifier) -> None:
         try:
             client = self._client(settings)
             judgement = await classify(client, item.text, item.origin, settings.max_chars)
@@ -126,16 +154,16 @@ class InjectionMonitor:
                 session_id,
                 error,
             )
-            self._taint.resolve(session_id, item.message_id, "failed")
+            await self._taint.resolve(session_id, item.message_id, "failed")
             return
         if not judgement.injection:
             self._metrics.injection_classifier.labels(result="clean").inc()
-            self._taint.resolve(session_id, item.message_id, "clean")
+            await self._taint.resolve(session_id, item.message_id, "clean")
             return
         self._metrics.injection_classifier.labels(result="injection").inc()
         self._metrics.injection_flagged.labels(source="classifier").inc()
         excerpt = f"{judgement.reason} ({item.text[:160]})"
-        if self._taint.resolve(
+        if await self._taint.resolve(
             session_id, item.message_id, "flagged", ("injection.classifier",), excerpt
         ):
             self._metrics.sessions_tainted.labels(source="classifier").inc()
@@ -165,10 +193,10 @@ class InjectionMonitor:
             await client.close()
         self._clients.clear()
 
-    def forget(self, session_id: str) -> bool:
+    def forget(self, session_id: str) -> None:
+        """A deleted session: outputs seen in it are checked again if they come back."""
         for key in [k for k in self._seen if k[0] == session_id]:
             del self._seen[key]
-        return False
 
 
 def _scan_all(checks: IntegrityChecks, items: Sequence[Untrusted]) -> list[list[Sign]]:

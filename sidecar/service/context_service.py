@@ -332,6 +332,19 @@ class ContextService:
         if self._injection is not None and messages:
             await self._injection.check(session_id, untrusted_in(messages), "append")
 
+    async def _check_or_abort(
+        self, session_id: str, messages: list[NewMessage], context: grpc.aio.ServicerContext
+    ) -> None:
+        try:
+            await self._check_untrusted(session_id, messages)
+        except StoreUnavailable as error:
+            # The messages are stored; what the check found is not: the caller must know.
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE,
+                "the messages were stored, but their check for prompt injection could not "
+                f"be: {error}",
+            )
+
     async def Append(
         self, request: pb.AppendRequest, context: grpc.aio.ServicerContext
     ) -> pb.AppendResponse:
@@ -352,7 +365,7 @@ class ContextService:
             await context.abort(grpc.StatusCode.ABORTED, str(error))
         except StoreUnavailable as error:  # nothing of this call was stored
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(error))
-        await self._check_untrusted(request.session_id, messages)
+        await self._check_or_abort(request.session_id, messages, context)
         return pb.AppendResponse(message_count=count)
 
     async def Project(self, request: pb.ProjectRequest, context: grpc.aio.ServicerContext) -> bytes:
@@ -385,7 +398,7 @@ class ContextService:
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(error))
         except ContextExhausted as error:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(error))
-        await self._check_untrusted(request.session_id, messages)
+        await self._check_or_abort(request.session_id, messages, context)
         tokens = projection.tokens
         rest = pb.ProjectResponse(
             tokens=pb.TokenAccounting(

@@ -273,7 +273,15 @@ class PolicyService(pb_grpc.PolicyServiceServicer):
             await self._abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
         if outputs and self._injection is not None:
             # Checked before the calls are judged: a flagged output taints this Inspect too.
-            await self._injection.check(request.session_id, outputs, "inspect")
+            try:
+                await self._injection.check(request.session_id, outputs, "inspect")
+            except StoreUnavailable as error:
+                # A taint that cannot be stored cannot decide these calls: none are judged.
+                await self._abort(
+                    context,
+                    grpc.StatusCode.UNAVAILABLE,
+                    f"recent_tool_outputs: the injection check could not be stored: {error}",
+                )
         requested = _MODE_FROM_PB.get(request.mode)
         try:
             # The engine records the questions it asks (RecordDecision checks against them).
@@ -308,7 +316,12 @@ class PolicyService(pb_grpc.PolicyServiceServicer):
             definitions = definitions_from_request(request)
         except InvalidArgument as error:
             await self._abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
-        found, removed = self._tools.register(request.session_id, request.server, definitions)
+        try:
+            found, removed = await self._tools.register(
+                request.session_id, request.server, definitions
+            )
+        except StoreUnavailable as error:  # nothing of it was stored
+            await self._abort(context, grpc.StatusCode.UNAVAILABLE, str(error))
         response = pb.RegisterToolsResponse(removed=removed)
         label = self._metrics.server_label(request.server)
         for definition, registered in zip(definitions, found, strict=True):
@@ -394,7 +407,11 @@ class PolicyService(pb_grpc.PolicyServiceServicer):
             await self._abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
         key = ToolKey(request.server, request.name)
         try:
-            previous, trusted = self._tools.accept(key, request.fingerprint, request.session_id)
+            previous, trusted = await self._tools.accept(
+                key, request.fingerprint, request.session_id
+            )
+        except StoreUnavailable as error:  # nothing was accepted
+            await self._abort(context, grpc.StatusCode.UNAVAILABLE, str(error))
         except NotRegistered as error:
             await self._abort(context, grpc.StatusCode.NOT_FOUND, f"name: {error}")
         except NothingToAccept as error:

@@ -4,25 +4,28 @@ and those a model classifier has not judged yet (or could not).
 A session is *tainted* once one message was flagged, and stays so (until DeleteSession): the
 model has read it, whatever was hidden or summarised since. A session is *unchecked* while a
 message waits for the classifier, or after the classifier failed on one: cannot tell means
-ask. Rows live in the state store (`session_taint`), so both survive a restart; a pending
-check lost with a restart counts as failed.
+ask. Rows live in the store (`session_taint`, SQLite or PostgreSQL); `SessionTaint` writes
+them, and every Inspect reads the session's status with its snapshot (store/model.py), so a
+taint recorded through one replica decides the next Inspect on another.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable
-from typing import Literal, NamedTuple
+from collections.abc import Callable, Sequence
+from typing import Literal, NamedTuple, cast
 
-from sidecar.state.store import StateStore
+from sidecar.store.sql import Database, Executor
 
 State = Literal["flagged", "pending", "failed"]
 Source = Literal["append", "inspect", "classifier"]
 MAX_EXCERPT = 400
 MAX_ROWS_PER_SESSION = 1000
-_CACHE = 4096
+
+_ENTRY = "SELECT message_id, source, state, rules, excerpt, at FROM session_taint "
+FIRST_FLAGGED = _ENTRY + "WHERE session_id = ? AND state = 'flagged' ORDER BY id LIMIT 1"
+FIRST_UNCHECKED = _ENTRY + "WHERE session_id = ? AND state <> 'flagged' ORDER BY id LIMIT 1"
+COUNT_FLAGGED = "SELECT COUNT(*) FROM session_taint WHERE session_id = ? AND state = 'flagged'"
 
 
 class TaintEntry(NamedTuple):
@@ -39,23 +42,66 @@ class TaintStatus(NamedTuple):
     flagged_count: int
     unchecked: TaintEntry | None  # a message the classifier has not (or could not) judge
 
+    @property
+    def untrusted(self) -> bool:
+        return self.flagged is not None or self.unchecked is not None
 
-_CLEAN = TaintStatus(None, 0, None)
+
+CLEAN = TaintStatus(None, 0, None)
+
+
+def entry(row: Sequence[object] | None) -> TaintEntry | None:
+    if row is None:
+        return None
+    message_id, source, state, rules, excerpt, at = row
+    return TaintEntry(
+        str(message_id),
+        cast(Source, str(source)),
+        cast(State, str(state)),
+        tuple(str(rules).split(",")) if rules else (),
+        str(excerpt),
+        float(at),  # type: ignore[arg-type]
+    )
+
+
+async def read_status(db: Executor, session_id: str) -> TaintStatus:
+    """A session's status in three small queries (SQLite; PostgreSQL reads it with the
+    snapshot's one query)."""
+    flagged = entry(await db.fetchrow(FIRST_FLAGGED, (session_id,)))
+    if flagged is None:
+        unchecked = entry(await db.fetchrow(FIRST_UNCHECKED, (session_id,)))
+        return CLEAN if unchecked is None else TaintStatus(None, 0, unchecked)
+    count = await db.fetchrow(COUNT_FLAGGED, (session_id,))
+    unchecked = entry(await db.fetchrow(FIRST_UNCHECKED, (session_id,)))
+    return TaintStatus(flagged, int(count[0]) if count else 1, unchecked)
+
+
+def _nothing(session_id: str) -> None:
+    """No cache to tell."""
 
 
 class SessionTaint:
-    def __init__(self, store: StateStore, clock: Callable[[], float] = time.time) -> None:
-        self._store = store
+    def __init__(
+        self,
+        database: Database,
+        changed: Callable[[str], None] = _nothing,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """`changed`: a session's taint changed (the SQLite store's copy forgets it)."""
+        self._database = database
+        self._changed = changed
         self._clock = clock
-        self._lock = threading.Lock()
-        with store.transaction() as db:
-            # A classifier's answer does not survive a restart: it never came.
-            db.execute("UPDATE session_taint SET state = 'failed' WHERE state = 'pending'")
-            rows = db.execute("SELECT DISTINCT session_id FROM session_taint").fetchall()
-        self._sessions = {row[0] for row in rows}
-        self._status: OrderedDict[str, TaintStatus] = OrderedDict()
 
-    def flag(
+    async def open(self) -> None:
+        """One process owning the store: a classifier's answer does not survive a restart
+        (it never came). Not on a shared store, where another process may be waiting for
+        one; a check lost with a process stays pending, which asks the same way."""
+        if self._database.shared:
+            return
+        async with self._database.transaction("taint_restart") as db:
+            await db.execute("UPDATE session_taint SET state = 'failed' WHERE state = 'pending'")
+
+    async def flag(
         self,
         session_id: str,
         message_id: str,
@@ -64,14 +110,12 @@ class SessionTaint:
         excerpt: str,
     ) -> bool:
         """Record a flagged message; True if the session was not tainted before."""
-        before = self.status(session_id).flagged is None
-        self._write(session_id, message_id, source, "flagged", rules, excerpt)
-        return before
+        return await self._write(session_id, message_id, source, "flagged", rules, excerpt)
 
-    def pending(self, session_id: str, message_id: str, source: Source) -> None:
-        self._write(session_id, message_id, source, "pending", (), "")
+    async def pending(self, session_id: str, message_id: str, source: Source) -> None:
+        await self._write(session_id, message_id, source, "pending", (), "")
 
-    def resolve(
+    async def resolve(
         self,
         session_id: str,
         message_id: str,
@@ -80,26 +124,26 @@ class SessionTaint:
         excerpt: str = "",
     ) -> bool:
         """The classifier's answer for a pending message; True if it newly taints."""
-        before = self.status(session_id).flagged is None
-        with self._store.transaction() as db:
+        async with self._database.transaction("taint_resolve") as db:
+            before = await db.fetchrow(FIRST_FLAGGED, (session_id,)) is None
             if outcome == "clean":
-                db.execute(
+                await db.execute(
                     "DELETE FROM session_taint WHERE session_id = ? AND message_id = ? "
                     "AND state = 'pending'",
                     (session_id, message_id),
                 )
             else:
-                db.execute(
+                await db.execute(
                     "UPDATE session_taint SET state = ?, source = 'classifier', rules = ?, "
                     "excerpt = ?, at = ? WHERE session_id = ? AND message_id = ? "
                     "AND state = 'pending'",
-                    (outcome, ",".join(rules), excerpt[:MAX_EXCERPT], self._clock(), session_id,
-                     message_id),
+                    (outcome, ",".join(rules), _text(excerpt[:MAX_EXCERPT]), self._clock(),
+                     session_id, message_id),
                 )  # fmt: skip
-        self._drop(session_id)
+        self._changed(session_id)
         return outcome == "flagged" and before
 
-    def _write(
+    async def _write(
         self,
         session_id: str,
         message_id: str,
@@ -107,58 +151,37 @@ class SessionTaint:
         state: State,
         rules: tuple[str, ...],
         excerpt: str,
-    ) -> None:
-        with self._store.transaction() as db:
-            count = db.execute(
+    ) -> bool:
+        async with self._database.transaction("taint_write") as db:
+            before = await db.fetchrow(FIRST_FLAGGED, (session_id,)) is None
+            if state == "flagged" and not before:
+                known = await db.fetchrow(
+                    "SELECT 1 FROM session_taint WHERE session_id = ? AND message_id = ? "
+                    "AND state = 'flagged'",
+                    (session_id, message_id),
+                )
+                if known is not None:
+                    return False  # the same message again (a runtime resends its outputs)
+            count = await db.fetchrow(
                 "SELECT COUNT(*) FROM session_taint WHERE session_id = ?", (session_id,)
-            ).fetchone()[0]
-            if count >= MAX_ROWS_PER_SESSION and state == "flagged":
-                return  # the first ones are what prompts name; the session stays tainted
-            db.execute(
+            )
+            if count is not None and int(count[0]) >= MAX_ROWS_PER_SESSION and state == "flagged":
+                return False  # the first ones are what prompts name; the session stays tainted
+            await db.execute(
                 "INSERT INTO session_taint (session_id, message_id, source, state, rules, "
                 "excerpt, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (session_id, message_id, source, state, ",".join(rules), excerpt[:MAX_EXCERPT],
-                 self._clock()),
+                (session_id, message_id, source, state, ",".join(rules),
+                 _text(excerpt[:MAX_EXCERPT]), self._clock()),
             )  # fmt: skip
-        with self._lock:
-            self._sessions.add(session_id)
-        self._drop(session_id)
+        self._changed(session_id)
+        return state == "flagged" and before
 
-    def status(self, session_id: str) -> TaintStatus:
-        if session_id not in self._sessions:
-            return _CLEAN
-        with self._lock:
-            cached = self._status.get(session_id)
-            if cached is not None:
-                self._status.move_to_end(session_id)
-                return cached
-        with self._store.reading() as db:
-            rows = db.execute(
-                "SELECT message_id, source, state, rules, excerpt, at FROM session_taint "
-                "WHERE session_id = ? ORDER BY id",
-                (session_id,),
-            ).fetchall()
-        entries = [
-            TaintEntry(m, s, st, tuple(r.split(",")) if r else (), e, a)
-            for m, s, st, r, e, a in rows
-        ]
-        flagged = [e for e in entries if e.state == "flagged"]
-        unchecked = next((e for e in entries if e.state != "flagged"), None)
-        status = TaintStatus(flagged[0] if flagged else None, len(flagged), unchecked)
-        with self._lock:
-            self._status[session_id] = status
-            while len(self._status) > _CACHE:
-                self._status.popitem(last=False)
-        return status
+    async def status(self, session_id: str) -> TaintStatus:
+        """Read now (tests, tools); Inspect reads it with the session's snapshot."""
+        async with self._database.reading("taint_status") as db:
+            return await read_status(db, session_id)
 
-    def _drop(self, session_id: str) -> None:
-        with self._lock:
-            self._status.pop(session_id, None)
 
-    def forget(self, session_id: str) -> bool:
-        """A deleted session (DeleteSession removed its rows); True if it had any."""
-        with self._lock:
-            had = session_id in self._sessions
-            self._sessions.discard(session_id)
-            self._status.pop(session_id, None)
-        return had
+def _text(value: str) -> str:
+    """PostgreSQL text cannot hold NUL (an excerpt of hidden text may)."""
+    return value.replace("\x00", "\ufffd")

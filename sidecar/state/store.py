@@ -217,6 +217,15 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX session_taint_by_session ON session_taint (session_id);
     """,
+    # Issue 15 on the store interface: every change of tool_definitions moves this on, so
+    # a process holding the records knows when another one changed them.
+    """
+    CREATE TABLE tool_registry (
+        id INTEGER PRIMARY KEY,
+        version INTEGER NOT NULL
+    );
+    INSERT INTO tool_registry (id, version) VALUES (1, 0);
+    """,
 )
 
 # Every table that holds rows of a session, and the column naming the session.

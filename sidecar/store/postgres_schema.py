@@ -119,7 +119,7 @@ MIGRATIONS: tuple[str, ...] = (
     );
     """,
     # Tool definitions and injection-aware sessions (issue 15): the SQLite file's
-    # last two migrations.
+    # last three migrations.
     """
     CREATE TABLE tool_definitions (
         server TEXT NOT NULL,
@@ -164,5 +164,10 @@ MIGRATIONS: tuple[str, ...] = (
         at DOUBLE PRECISION NOT NULL
     );
     CREATE INDEX session_taint_by_session ON session_taint (session_id);
+    CREATE TABLE tool_registry (
+        id INTEGER PRIMARY KEY,
+        version BIGINT NOT NULL
+    );
+    INSERT INTO tool_registry (id, version) VALUES (1, 0);
     """,
 )
