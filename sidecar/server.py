@@ -159,13 +159,20 @@ class Sidecar:
             )
             await self.isolated.start()
         self.own_endpoints = _own_endpoints(settings)
-        tools = self.tools = ToolRegistry(store.database, store.changed)
-        untrusted = SessionTaint(store.database, store.changed)
+
+        def changed(session_id: str) -> None:
+            """A session's registered tools or taint were written: copies read them again."""
+            store.changed(session_id)
+            states.changed(session_id)
+
+        tools = self.tools = ToolRegistry(store.database, changed)
+        untrusted = SessionTaint(store.database, changed)
         if isinstance(store, SqliteStore):
             await untrusted.open()  # the file is open; PostgreSQL's shared store skips it
+        states = SessionStates(store, settings.approval_once_ttl_seconds, registry=tools)
         parts = EngineParts(
             self.metrics,
-            SessionStates(store, settings.approval_once_ttl_seconds, registry=tools),
+            states,
             secrets,
             own_paths=_own_paths(settings),
             own_endpoints=self.own_endpoints,

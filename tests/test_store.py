@@ -690,3 +690,30 @@ async def test_registering_one_tool_at_once_through_two_stores_trusts_one(
         a, b = results[2 * k][0][0], results[2 * k + 1][0][0]
         assert sorted([a.trust, b.trust]) == ["changed", "new"]
         assert a.trusted_fingerprint == b.trusted_fingerprint
+
+
+async def test_tools_and_taint_written_while_an_inspect_runs_reach_the_next_one(
+    open_store: OpenStore,
+) -> None:
+    """Inspects of one session that overlap share a working copy: one that starts after
+    a taint or a registration was stored must not judge by the copy loaded before."""
+    store = await open_store()
+
+    def changed(session_id: str) -> None:
+        store.changed(session_id)
+        states.changed(session_id)
+
+    registry = ToolRegistry(store.database, changed)
+    states = SessionStates(store, registry=registry)
+    running = await states.begin("s")  # an Inspect still running (a slow inspector, say)
+    await SessionTaint(store.database, changed).flag("s", "o1", "inspect", ("r",), "ignore")
+    await registry.register("s", "srv", [ToolDefinition("t", "one")])
+    following = await states.begin("s")
+    try:
+        assert following is running  # still one copy: answers and streaks stay shared
+        status = states.injection.status("s")
+        assert status is not None and status.flagged is not None
+        assert states.tools.session_tool("s", "t") is not None
+    finally:
+        states.end(following)
+        states.end(running)

@@ -164,7 +164,8 @@ class SqliteStore(SqlStateStore):
         }
 
     def changed(self, session_id: str) -> None:
-        """Answers changed (RecordDecision): the copy reads the file again next time."""
+        """Answers, registered tools or injection taint changed: the copy reads the file
+        again next time."""
         self._forget_cached(session_id)
         if self._with_state is not None:
             self._with_state.add(session_id)

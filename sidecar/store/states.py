@@ -65,11 +65,12 @@ class SessionWork:
         "injection",
         "once",
         "session_id",
-        "snapshot",
+        "stale",
         "standing",
         "stored",
         "streak",
         "taint",
+        "tool_rows",
         "users",
     )  # fmt: skip
 
@@ -99,15 +100,24 @@ class SessionWork:
         self._facts_copied = False
         self._new_facts: dict[tuple[str, str], Fact] = {}
         self._detail_bytes = sum(len(f.detail) for f in snapshot.facts.values())
-        self.snapshot = snapshot
+        self.stale = False
+        self.tool_rows = snapshot.tools
         self._tools: SessionTools | None = None  # built on first use
         self.injection = snapshot.injection
+
+    def take_integrity(self, snapshot: Snapshot) -> None:
+        """The session's tools or taint changed in this process while Inspects of it ran:
+        the next one reads them again (answers and streaks stay shared as they are)."""
+        self.tool_rows = snapshot.tools
+        self._tools = None
+        self.injection = snapshot.injection
+        self.stale = False
 
     @property
     def tools(self) -> SessionTools:
         tools = self._tools
         if tools is None:
-            tools = self._tools = SessionTools(self.snapshot.tools)
+            tools = self._tools = SessionTools(self.tool_rows)
         return tools
 
     # -- repetition ------------------------------------------------------------------
@@ -204,15 +214,24 @@ class SessionStates:
         """The session's working copy, loaded from the store unless an Inspect of the
         same session is running here; raises StoreUnavailable."""
         work = self._live.get(session_id)
-        if work is None or not work.stored:
+        if work is None or not work.stored or work.stale:
             snapshot = await self.store.load_session(session_id)
             if self.registry is not None:
                 await self.registry.refresh(snapshot.tools_version)
             work = self._live.get(session_id)
             if work is None or not work.stored:
                 work = self._live[session_id] = SessionWork(session_id, snapshot)
+            elif work.stale:
+                work.take_integrity(snapshot)
         work.users += 1
         return work
+
+    def changed(self, session_id: str) -> None:
+        """The session's registered tools or its taint were written here: an Inspect of it
+        that starts while another runs must not judge by the copy loaded before."""
+        work = self._live.get(session_id)
+        if work is not None:
+            work.stale = True
 
     def begin_unstored(self, session_id: str) -> SessionWork:
         """An empty working copy for an Inspect judged without the store (it failed)."""
@@ -346,7 +365,7 @@ class StoredTools:
 
     def has_tools(self, session_id: str) -> bool:
         work = self._live.get(session_id)
-        return work is not None and bool(work.snapshot.tools)
+        return work is not None and bool(work.tool_rows)
 
     def record(self, key: ToolKey) -> ToolRecord | None:
         return None if self._registry is None else self._registry.record(key)
@@ -356,7 +375,7 @@ class StoredTools:
         `mcp__server__name` or `server__name`); None when the session registered none.
         With `server` (the call's annotation), only that server's tool counts."""
         work = self._live.get(session_id)
-        if work is None or not work.snapshot.tools:
+        if work is None or not work.tool_rows:
             return None
         for key, fingerprint in work.tools.named(name):
             if server and key.server != server:
@@ -368,7 +387,7 @@ class StoredTools:
 
     def servers_offering(self, session_id: str, name: str) -> list[str]:
         work = self._live.get(session_id)
-        if work is None or not work.snapshot.tools:
+        if work is None or not work.tool_rows:
             return []
         return sorted({key.server for key, _ in work.tools.named(name)})
 
