@@ -9,7 +9,7 @@ rounds, so the host's noise falls on both alike.
 - Project: a 100-message session, nothing new.
 - Inspect with stored answers: mode approve, a tool the person answered "always allow"
   in that session (the answer decides), one of 20 sessions.
-- Inspect of a registered tool (issue 15): mode auto, a call to one of the 20 tools a
+- Inspect of a registered tool (issue 15): the policy's mode, a call to one of the 20 tools a
   server registered in that session (the session's tools and the registry's version come
   with the snapshot), one of 20 sessions.
 
@@ -118,11 +118,10 @@ class Client:
             id="1", name=f"tool_{n % TOOLS}", arguments_json=json.dumps({"id": str(n)})
         )
         reply = await self.policy.Inspect(
-            pb.InspectRequest(
-                session_id=f"tools-{n % SESSIONS}", tool_calls=[call], mode=pb.PERMISSION_MODE_AUTO
-            )
+            pb.InspectRequest(session_id=f"tools-{n % SESSIONS}", tool_calls=[call])
         )
-        assert reply.verdicts[0].verdict == pb.VERDICT_ALLOW  # trusted, as first registered
+        # Trusted as first registered: the integrity inspector found nothing to say.
+        assert not [f for f in reply.verdicts[0].findings if f.inspector == "integrity"]
 
     def op(self, name: str) -> Callable[[], Awaitable[None]]:
         return {
