@@ -410,21 +410,32 @@ async def evaluate(channel: grpc.aio.Channel, every: int = 1) -> Results:
     return evaluation.results
 
 
-async def run(every: int = 1) -> Results:
+async def run(every: int = 1, state: str = ":memory:") -> Results:
+    """`state`: the sidecar's store (`--state`): the same figures on SQLite and PostgreSQL."""
     async with (
-        local_sidecar(mode="auto") as sidecar,
+        local_sidecar(mode="auto", state=state) as sidecar,
         grpc.aio.insecure_channel(sidecar.addresses[0]) as channel,
     ):
         return await evaluate(channel, every)
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    """`python -m bench.integrity_eval [--postgresql]`: on a PostgreSQL started here."""
     logging.getLogger("sidecar").setLevel(logging.ERROR)  # the warnings are the point here
-    results = asyncio.run(run())
+    if "--postgresql" in argv:
+        from tests.postgres_server import PostgresServer
+
+        server = PostgresServer().start()
+        try:
+            results = asyncio.run(run(state=server.dsn))
+        finally:
+            server.stop()
+    else:
+        results = asyncio.run(run())
     print(results.render())
     ok = results.false_positive_rate() <= FALSE_POSITIVE_MAX and not results.baseline_failures
     return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
