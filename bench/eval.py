@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
 import tempfile
 from collections import defaultdict
@@ -27,6 +28,7 @@ from typing import Any, cast
 
 import grpc
 
+from bench import integrity_eval
 from bench.local_sidecar import local_sidecar
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
@@ -429,7 +431,15 @@ def main() -> int:
         and figures.read_only_ask_rate <= READ_ONLY_ASK_TARGET
     )
     print(f"issue 10 targets met on the generated set: {'yes' if met else 'no'}")
-    return 0 if report.meets_targets and not slipped else 1
+    print("\n== Tool integrity, injection-aware sessions, typosquats (issue 15), mode auto ==")
+    logging.getLogger("sidecar").setLevel(logging.ERROR)
+    integrity = asyncio.run(integrity_eval.run())
+    print(integrity.render())
+    integrity_ok = (
+        integrity.false_positive_rate() <= integrity_eval.FALSE_POSITIVE_MAX
+        and not integrity.baseline_failures
+    )
+    return 0 if report.meets_targets and not slipped and integrity_ok else 1
 
 
 if __name__ == "__main__":

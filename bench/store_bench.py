@@ -9,6 +9,9 @@ rounds, so the host's noise falls on both alike.
 - Project: a 100-message session, nothing new.
 - Inspect with stored answers: mode approve, a tool the person answered "always allow"
   in that session (the answer decides), one of 20 sessions.
+- Inspect of a registered tool (issue 15): the policy's mode, a call to one of the 20 tools a
+  server registered in that session (the session's tools and the registry's version come
+  with the snapshot), one of 20 sessions.
 
 Run: python -m bench.store_bench (needs PostgreSQL: make tools)
 """
@@ -33,7 +36,9 @@ from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
 from tests.postgres_server import PostgresServer
 
 SESSIONS = 20
-OPS = ("Append", "Project", "Inspect")
+OPS = ("Append", "Project", "Inspect", "InspectTool")
+TOOLS = 20
+SCHEMA = json.dumps({"type": "object", "properties": {"id": {"type": "string"}}})
 
 
 @dataclass
@@ -74,6 +79,17 @@ class Client:
                     session_id=f"answered-{s}", tool_name="deploy", answer=pb.ANSWER_ALWAYS_ALLOW
                 )
             )
+            tools = [
+                pb.ToolDefinition(
+                    name=f"tool_{t}",
+                    description=f"Looks up record {t} in the catalogue and returns it.",
+                    input_schema_json=SCHEMA,
+                )
+                for t in range(TOOLS)
+            ]
+            await self.policy.RegisterTools(
+                pb.RegisterToolsRequest(session_id=f"tools-{s}", server="catalogue", tools=tools)
+            )
 
     async def append(self) -> None:
         n = next(self.numbers)
@@ -96,8 +112,24 @@ class Client:
         )
         assert reply.verdicts[0].verdict == pb.VERDICT_ALLOW  # the stored answer decided
 
+    async def inspect_tool(self) -> None:
+        n = next(self.numbers)
+        call = pb.ToolCall(
+            id="1", name=f"tool_{n % TOOLS}", arguments_json=json.dumps({"id": str(n)})
+        )
+        reply = await self.policy.Inspect(
+            pb.InspectRequest(session_id=f"tools-{n % SESSIONS}", tool_calls=[call])
+        )
+        # Trusted as first registered: the integrity inspector found nothing to say.
+        assert not [f for f in reply.verdicts[0].findings if f.inspector == "integrity"]
+
     def op(self, name: str) -> Callable[[], Awaitable[None]]:
-        return {"Append": self.append, "Project": self.project, "Inspect": self.inspect}[name]
+        return {
+            "Append": self.append,
+            "Project": self.project,
+            "Inspect": self.inspect,
+            "InspectTool": self.inspect_tool,
+        }[name]
 
 
 async def _serial(work: Callable[[], Awaitable[None]], calls: int) -> float:
@@ -164,7 +196,10 @@ def table(result: Result) -> str:
         lite = statistics.median(result.p50[(op, "sqlite")]) * 1e6
         pg_rate = statistics.median(result.rate[(op, "postgresql")])
         lite_rate = statistics.median(result.rate[(op, "sqlite")])
-        name = "Inspect with stored answers" if op == "Inspect" else op
+        name = {
+            "Inspect": "Inspect with stored answers",
+            "InspectTool": "Inspect of a registered tool",
+        }.get(op, op)
         rows.append(
             f"| {name} | {pg / lite:.2f}x ({pg:.0f} vs {lite:.0f} us) "
             f"| {pg_rate / lite_rate:.2f}x ({pg_rate:.0f} vs {lite_rate:.0f}/s) |"

@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Literal, NamedTuple, Protocol
 
 from sidecar.effects.adapters import ToolAdapters
@@ -20,11 +21,13 @@ from sidecar.inspection.call_effects import CallEffects
 from sidecar.inspection.chain import ChainLink, InspectorChain
 from sidecar.inspection.egress import EgressInspector, domain_set
 from sidecar.inspection.inspector import Inspector
+from sidecar.inspection.integrity import IntegrityInspector
 from sidecar.inspection.model import CallVerdict, Finding, InspectionContext, ToolCall
 from sidecar.inspection.permission import PermissionInspector
 from sidecar.inspection.repetition import RepetitionInspector
 from sidecar.inspection.security import VERDICTS, RuleBook, SecurityInspector, check_examples
 from sidecar.inspection.verdict import Mode, Risk, Verdict
+from sidecar.integrity.checks import IntegrityChecks
 from sidecar.model_client import ChatModelClient
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.observability.metrics import Metrics
@@ -52,6 +55,7 @@ class ActivePolicy:
     chain: InspectorChain
     mode: Mode  # the policy's mode, after any operator override
     loaded_at: float = field(default_factory=time.time)
+    integrity: IntegrityChecks | None = None  # the injection scanner, for RegisterTools/Append
 
     @property
     def policy(self) -> Policy:
@@ -114,12 +118,19 @@ def compile_policy(
         lambda host: _local(host) or allowed_hosts.matches(_without_port(host)),
         parts.own_paths,
         parts.own_endpoints,
+        tuple(dict.fromkeys(Path(source).parent for source in loaded.sources)),
     )
     problems = analyser.problems()
     if problems:
         raise PolicyError([PolicyProblem("(merged policy)", None, "effects", p) for p in problems])
     states = parts.states
     call_effects = CallEffects(rules.shell_calls, analyser, states.facts)
+    checks = IntegrityChecks(policy)
+    problems = checks.problems()
+    if problems:
+        raise PolicyError(
+            [PolicyProblem("(merged policy)", None, "injection", p) for p in problems]
+        )
     available: dict[str, Inspector] = {
         "security": SecurityInspector(rules, call_effects),
         "egress": EgressInspector(
@@ -129,6 +140,14 @@ def compile_policy(
             policy.permission, states.grants, rules.shell_calls, call_effects
         ),
         "repetition": RepetitionInspector(policy.repetition.max_consecutive, states.streaks),
+        "integrity": IntegrityInspector(
+            checks,
+            call_effects,
+            adapters,
+            policy.permission.read_only_tools,
+            states.tools,
+            states.injection,
+        ),
     }
     links: list[ChainLink] = []
     for name in policy.order:
@@ -139,7 +158,9 @@ def compile_policy(
             available[name] = _adversary(policy)
         links.append(ChainLink(available[name], settings.timeout_ms / 1000, settings.on_error))
     chain = InspectorChain(links, parts.metrics, rules.shell_calls, parts.isolated, parts.offload)
-    return ActivePolicy(loaded, chain, mode_override or policy.permission.default_mode)
+    return ActivePolicy(
+        loaded, chain, mode_override or policy.permission.default_mode, integrity=checks
+    )
 
 
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]", "ip6-localhost"})

@@ -27,6 +27,7 @@ from sidecar.context.store import SqlSessionStore
 from sidecar.effects.analyser import CODE_PREFIX
 from sidecar.effects.own_endpoints import DEFAULT_PORTS, OwnEndpoints
 from sidecar.engine import ActivePolicy, EngineParts, PolicyEngine
+from sidecar.integrity.monitor import InjectionMonitor
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.observability.interceptors import MetricsInterceptor
 from sidecar.observability.metrics import Metrics
@@ -42,12 +43,14 @@ from sidecar.service.errors import EdgeGuard
 from sidecar.service.policy_service import PolicyService, SlotStatus, StatusReport
 from sidecar.shell.isolation import IsolatedAnalyser, IsolationSettings
 from sidecar.state.approvals import ApprovalStore
+from sidecar.state.injection_taint import SessionTaint
+from sidecar.state.tool_registry import ToolRegistry
 from sidecar.store.dsn import is_postgres
 from sidecar.store.errors import StateError, StoreUnavailable
 from sidecar.store.open import StoreHealth, open_store
 from sidecar.store.postgres import PostgresStore
 from sidecar.store.sqlite import SqliteStore
-from sidecar.store.states import SessionStates
+from sidecar.store.states import SessionStates, WithIntegrity
 from sidecar.v1 import sidecar_pb2, sidecar_pb2_grpc
 
 log = logging.getLogger("sidecar.server")
@@ -108,6 +111,8 @@ class Sidecar:
     isolated: IsolatedAnalyser | None = None
     _offload: ThreadPoolExecutor | None = None
     _gate: DrainGate | None = None
+    injection: InjectionMonitor | None = None
+    tools: ToolRegistry | None = None
 
     async def start(self) -> None:
         settings = self.settings
@@ -156,9 +161,20 @@ class Sidecar:
             )
             await self.isolated.start()
         self.own_endpoints = _own_endpoints(settings)
+
+        def changed(session_id: str) -> None:
+            """A session's registered tools or taint were written: copies read them again."""
+            store.changed(session_id)
+            states.changed(session_id)
+
+        tools = self.tools = ToolRegistry(store.database, changed)
+        untrusted = SessionTaint(store.database, changed)
+        if isinstance(store, SqliteStore):
+            await untrusted.open()  # the file is open; PostgreSQL's shared store skips it
+        states = SessionStates(store, settings.approval_once_ttl_seconds, registry=tools)
         parts = EngineParts(
             self.metrics,
-            SessionStates(store, settings.approval_once_ttl_seconds),
+            states,
             secrets,
             own_paths=_own_paths(settings),
             own_endpoints=self.own_endpoints,
@@ -168,6 +184,10 @@ class Sidecar:
         )
         self._decision_log = DecisionLog(settings.decision_log, secrets, self.metrics)
         self.engine = PolicyEngine(parts, self._decision_log)
+        engine = self.engine
+        injection = self.injection = InjectionMonitor(
+            untrusted, self.metrics, lambda: engine.active.integrity if engine.ready else None
+        )
         self.reloader = PolicyReloader(
             policy_directories(settings),
             parts,
@@ -191,7 +211,6 @@ class Sidecar:
                 *([("grpc.max_connection_age_ms", 60_000)] if settings.worker_count > 1 else []),
             ],
         )
-        engine = self.engine
 
         def context_policy() -> ContextPolicy:
             # Before the first policy loads, context calls are UNAVAILABLE (nothing stored).
@@ -205,11 +224,21 @@ class Sidecar:
             self.metrics,
             cache_bytes=settings.context_cache_mib * 1024 * 1024,
         )
+        self.context.on_deleted(injection.forget)
         self._health = health.aio.HealthServicer()
         await self._set_health(NOT_SERVING, *ALL_SERVICES)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         sidecar_pb2_grpc.add_PolicyServiceServicer_to_server(
-            PolicyService(self.engine, self.approvals, self.metrics, self.status, secrets, gate),
+            PolicyService(
+                self.engine,
+                self.approvals,
+                self.metrics,
+                self.status,
+                secrets,
+                gate,
+                tools=tools,
+                injection=injection,
+            ),
             server,
         )
         add_context_service(
@@ -218,6 +247,7 @@ class Sidecar:
                 self.metrics,
                 settings.context_cache_mib * 1024 * 1024,
                 gate if gate.required else None,
+                injection=injection,
             ),
             server,
         )
@@ -415,7 +445,11 @@ class Sidecar:
         self._shadow_store = SqliteStore(":memory:")
         shadow_parts = EngineParts(
             Metrics(),
-            SessionStates(self._shadow_store),
+            # Its own streaks and facts; the tools and taint the store knows.
+            SessionStates(
+                WithIntegrity(self._shadow_store, parts.states.store),
+                registry=parts.states.registry,
+            ),
             parts.secrets,
             own_paths=parts.own_paths,
             own_endpoints=parts.own_endpoints,
@@ -509,6 +543,8 @@ class Sidecar:
             await self.shadow.drain()
         if self.context is not None:
             await self.context.close()
+        if self.injection is not None:
+            await self.injection.close()
         if self.engine is not None and self.engine.ready:
             await self.engine.active.chain.aclose()
         if self._metrics_http is not None:

@@ -39,8 +39,22 @@ def operator_policies(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def state_engine() -> str:
+    """The store the started sidecars use; a module runs on both engines by overriding it
+    with `params=["sqlite", "postgresql"]`."""
+    return "sqlite"
+
+
+@pytest.fixture
+def state_setting(state_engine: str, state_path: Path, request: pytest.FixtureRequest) -> str:
+    if state_engine == "postgresql":
+        return str(request.getfixturevalue("postgres_dsn"))
+    return str(state_path)
+
+
+@pytest.fixture
 async def start_sidecar(
-    tmp_path: Path, state_path: Path, operator_policies: Path
+    tmp_path: Path, state_setting: str, operator_policies: Path
 ) -> AsyncIterator[StartSidecar]:
     started: list[Sidecar] = []
 
@@ -49,7 +63,7 @@ async def start_sidecar(
             "listen": ("127.0.0.1:0", f"unix:{tmp_path}/sidecar-{len(started)}.sock"),
             "metrics_listen": "127.0.0.1:0",
             "policies": (operator_policies,),
-            "state": str(state_path),
+            "state": state_setting,
             "decision_log": str(tmp_path / "decisions.jsonl"),
             "grace_seconds": 2.0,
         }

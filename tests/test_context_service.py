@@ -393,8 +393,10 @@ async def test_context_calls_before_the_policy_is_loaded_are_unavailable(
 ) -> None:
     """Before the first policy loads (a few seconds at start) a context call used to fail with
     INTERNAL and a traceback; it is UNAVAILABLE (retry) and stores nothing."""
-    active = sidecar.engine.active
-    sidecar.engine._active = None  # as between the listener opening and the first load
+    engine = sidecar.engine
+    assert engine is not None
+    active = engine.active
+    engine._active = None  # as between the listener opening and the first load
     try:
         with pytest.raises(grpc.aio.AioRpcError) as raised:
             await stub.Append(
@@ -402,7 +404,7 @@ async def test_context_calls_before_the_policy_is_loaded_are_unavailable(
             )
         assert raised.value.code() == grpc.StatusCode.UNAVAILABLE
     finally:
-        sidecar.engine.replace(active)
+        engine.replace(active)
     with pytest.raises(grpc.aio.AioRpcError) as raised:
         await stub.History(pb.HistoryRequest(session_id="early"))
     assert raised.value.code() == grpc.StatusCode.NOT_FOUND

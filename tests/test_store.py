@@ -25,9 +25,12 @@ from sidecar.inspection.answers import arguments_digest
 from sidecar.inspection.model import CallVerdict, ToolCall
 from sidecar.inspection.repetition import Streak
 from sidecar.inspection.verdict import Verdict
+from sidecar.integrity.definitions import ToolDefinition
 from sidecar.state.approvals import AnswerRefused, ApprovalStore, Question, Refusal
+from sidecar.state.injection_taint import SessionTaint
 from sidecar.state.session_facts import MAX_DETAIL, Fact
 from sidecar.state.store import SESSION_TABLES, StateStore
+from sidecar.state.tool_registry import DELETED_SESSION, ToolKey, ToolRegistry
 from sidecar.store.errors import StateError
 from sidecar.store.model import StreakWrite, Writes
 from sidecar.store.postgres import PostgresStore
@@ -493,12 +496,24 @@ async def test_deleting_a_session_removes_every_row_of_it(open_store: OpenStore)
         )  # fmt: skip
         appended = [_message(1), calling]
         assert await sessions.commit(Change(state, 0, created=True, appended=appended))
+        # Issue 15: the tools the session was given, and a prompt injection it read.
+        await ToolRegistry(store.database, store.changed).register(
+            session, "srv", [ToolDefinition("tool", "Does a thing.")]
+        )
+        await SessionTaint(store.database, store.changed).flag(
+            session, "m1", "append", ("r",), "ignore your instructions"
+        )
     assert await sessions.delete(["gone", "never"]) == {"gone": 2}
     assert (await store.load_session("gone")).empty
     assert (await store.load_session("kept")).standing == {"t": Verdict.DENY}
     for table, column in SESSION_TABLES:
         found = {r[0] for r in await rows(store, f"SELECT {column} FROM {table}")}
         assert found == {"kept"}, table
+    # The trust log is about the tool: it stays, without the deleted session's name.
+    # ("gone" saw the tool first; "kept" registered the same definition: nothing to log.)
+    assert await rows(store, "SELECT event, asked_in FROM tool_trust_log") == [
+        ("first_seen", DELETED_SESSION)
+    ]
     await store.close()
     reopened = await open_store()
     assert (await reopened.load_session("gone")).empty
@@ -589,3 +604,116 @@ async def test_a_wrong_password_is_unavailable_and_never_shown(postgres_dsn: str
     await right.close()
     with pytest.raises(asyncpg.PostgresError):  # sanity: the server does check passwords
         await asyncpg.connect(f"postgresql://app:wrong@{host_part}")
+
+
+# -- issue 15: tool trust and injection taint ---------------------------------------------
+
+
+async def test_tools_and_taint_reach_the_next_snapshot(open_store: OpenStore) -> None:
+    store = await open_store()
+    states = SessionStates(store, registry=ToolRegistry(store.database, store.changed))
+    assert (await store.load_session("s")).empty  # cached as empty on the SQLite copy
+    await ToolRegistry(store.database, store.changed).register(
+        "s", "srv", [ToolDefinition("t", "one")]
+    )
+    taint = SessionTaint(store.database, store.changed)
+    assert await taint.flag("s", "m1", "append", ("a", "b"), "ignore\x00 it")
+    assert not await taint.flag("s", "m1", "append", ("a",), "again")  # same message
+    assert not await taint.flag("s", "m2", "inspect", ("c",), "more")
+    await taint.pending("s", "m3", "append")
+    work = await states.begin("s")
+    try:
+        tool = states.tools.session_tool("s", "mcp__srv__t")
+        assert tool is not None and not tool.record.changed
+        assert states.tools.session_tool("s", "t", server="other") is None
+        status = states.injection.status("s")
+        assert status is not None and status.flagged is not None
+        assert (status.flagged.message_id, status.flagged.rules) == ("m1", ("a", "b"))
+        assert status.flagged.excerpt == "ignore\ufffd it"  # both engines: no NUL
+        assert status.flagged_count == 2
+        assert status.unchecked is not None and status.unchecked.state == "pending"
+        assert status == await taint.status("s")
+    finally:
+        states.end(work)
+    assert await taint.resolve("s", "m3", "clean") is False
+    assert (await store.load_session("s")).injection.unchecked is None
+
+
+async def test_trust_changed_through_one_store_decides_the_others_next_inspect(
+    open_shared: OpenStore,
+) -> None:
+    one, two = await open_shared(), await open_shared()
+    writer = ToolRegistry(one.database, one.changed)
+    reader = ToolRegistry(two.database, two.changed)
+    states = SessionStates(two, registry=reader)
+    first, _ = await writer.register("s1", "srv", [ToolDefinition("t", "one")])
+    work = await states.begin("s1")
+    states.end(work)
+    record = states.tools.record(ToolKey("srv", "t"))
+    assert record is not None and not record.changed
+    changed, _ = await writer.register("s2", "srv", [ToolDefinition("t", "two")])
+    assert changed[0].trust == "changed"
+    work = await states.begin("s2")  # the other's snapshot carries the newer version
+    tool = states.tools.session_tool("s2", "t")
+    states.end(work)
+    assert tool is not None and tool.fingerprint != tool.record.trusted_fingerprint
+    assert await reader.accept(ToolKey("srv", "t"), changed[0].fingerprint, "s2") == (
+        first[0].fingerprint,
+        changed[0].fingerprint,
+    )
+    # The writer, in turn, sees the acceptance at its next Inspect.
+    writer_states = SessionStates(one, registry=writer)
+    work = await writer_states.begin("s1")
+    writer_states.end(work)
+    trusted = writer_states.tools.record(ToolKey("srv", "t"))
+    assert trusted is not None and trusted.trusted_fingerprint == changed[0].fingerprint
+    assert [e[0] for e in await writer.audit(ToolKey("srv", "t"))] == [
+        "first_seen",
+        "changed",
+        "accepted",
+    ]
+
+
+async def test_registering_one_tool_at_once_through_two_stores_trusts_one(
+    open_shared: OpenStore,
+) -> None:
+    one, two = await open_shared(), await open_shared()
+    registries = [ToolRegistry(s.database) for s in (one, two)]
+    results = await asyncio.gather(
+        *(
+            registry.register(f"s{n}", "srv", [ToolDefinition(f"t{k}", f"from {n}")])
+            for k in range(8)
+            for n, registry in enumerate(registries)
+        )
+    )
+    for k in range(8):
+        a, b = results[2 * k][0][0], results[2 * k + 1][0][0]
+        assert sorted([a.trust, b.trust]) == ["changed", "new"]
+        assert a.trusted_fingerprint == b.trusted_fingerprint
+
+
+async def test_tools_and_taint_written_while_an_inspect_runs_reach_the_next_one(
+    open_store: OpenStore,
+) -> None:
+    """Inspects of one session that overlap share a working copy: one that starts after
+    a taint or a registration was stored must not judge by the copy loaded before."""
+    store = await open_store()
+
+    def changed(session_id: str) -> None:
+        store.changed(session_id)
+        states.changed(session_id)
+
+    registry = ToolRegistry(store.database, changed)
+    states = SessionStates(store, registry=registry)
+    running = await states.begin("s")  # an Inspect still running (a slow inspector, say)
+    await SessionTaint(store.database, changed).flag("s", "o1", "inspect", ("r",), "ignore")
+    await registry.register("s", "srv", [ToolDefinition("t", "one")])
+    following = await states.begin("s")
+    try:
+        assert following is running  # still one copy: answers and streaks stay shared
+        status = states.injection.status("s")
+        assert status is not None and status.flagged is not None
+        assert states.tools.session_tool("s", "t") is not None
+    finally:
+        states.end(following)
+        states.end(running)

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import NamedTuple
 
 import re2
@@ -15,12 +16,14 @@ from sidecar.effects.catalogue import Catalogue
 from sidecar.effects.model import Action, Effect
 from sidecar.effects.own_endpoints import OwnEndpoints
 from sidecar.effects.package_sources import judged_write
+from sidecar.effects.packages import PackageNames
 from sidecar.effects.paths import ClassSpec, PathClasses, class_specs
 from sidecar.effects.rules import EffectJudge, compile_rules
 from sidecar.effects.secret_output import secret_data
 from sidecar.effects.shell_effects import LineEffects, line_effects
 from sidecar.effects.url_secrets import secrets_in_urls
 from sidecar.matching.globs import GlobSet
+from sidecar.policy.loader import bundled_policy_dir
 from sidecar.policy.schema import EffectRule, Policy
 from sidecar.secrets import SecretScanner
 from sidecar.shell.walk import ShellAnalysis
@@ -57,7 +60,10 @@ class EffectAnalyser:
         host_allowed: Callable[[str], bool],
         own_paths: Iterable[str] = (),
         own_endpoints: OwnEndpoints | None = None,
+        policy_dirs: Sequence[Path] = (),
     ) -> None:
+        """`policy_dirs`: where the policy's data files are (the package name lists); by
+        default the bundled policy's directory."""
         self.own_endpoints = own_endpoints or OwnEndpoints()
         self.programs = policy.programs
         indexes = GlobSet(
@@ -68,20 +74,29 @@ class EffectAnalyser:
         specs = _with_own_paths(specs, own_paths)
         self.classes = PathClasses(specs, policy.permission.workspace_roots)
         self.rules = tuple(policy.effect_rules)
-        self.judge_rules = EffectJudge(self.rules, self.classes, host_allowed)
+        # Rules with a session condition (untrusted input seen) are judged apart, by the
+        # integrity inspector, only for sessions in that state.
+        self.session_rules = tuple(r for r in self.rules if r.session)
+        plain = tuple(r for r in self.rules if not r.session)
+        self.judge_rules = EffectJudge(plain, self.classes, host_allowed)
+        self._session_judge = EffectJudge(self.session_rules, self.classes, host_allowed)
+        self.packages = PackageNames(policy.packages, tuple(policy_dirs) or (bundled_policy_dir(),))
         # Examples show a rule's logic, whatever hosts an operator allows.
         self._example_judge = EffectJudge(self.rules, self.classes, lambda host: False)
         self._scanner = SecretScanner()
 
     def problems(self) -> list[str]:
         """Rules naming unknown classes, and examples that do not behave as written."""
-        found = compile_rules(self.rules, self.classes.names)
+        found = compile_rules(self.rules, self.classes.names) + self.packages.problems()
         if found:
             return found
         return self._check_rule_examples() + self._check_program_examples()
 
     def line(self, analysis: ShellAnalysis) -> LineEffects:
         found = line_effects(analysis, self.catalogue)
+        if self.packages.active and any(e.action is Action.INSTALL for e in found.effects):
+            # Installs of names one edit from a popular package get the flag `typosquat`.
+            found = found._replace(effects=self.packages.mark(found.effects))
         carried = self._secrets_in_urls(analysis, found.effects)
         return found._replace(effects=found.effects + carried) if carried else found
 
@@ -125,6 +140,19 @@ class EffectAnalyser:
             return effect
         flags, named = judged
         return effect._replace(flags=effect.flags | flags, data=named or effect.data)
+
+    def judge_in_session(
+        self, effects: Iterable[Effect], states: frozenset[str], workspace: str = ""
+    ) -> list[Judged]:
+        """The session-conditioned rules these effects match, for a session in `states`."""
+        found: list[Judged] = []
+        if not self.session_rules or not states:
+            return found
+        for effect in effects:
+            for rule in self._session_judge.matching(effect, workspace):
+                if set(rule.rule.session) <= states:
+                    found.append(Judged(rule.rule, effect))
+        return found
 
     def _check_rule_examples(self) -> list[str]:
         problems: list[str] = []

@@ -28,6 +28,7 @@ INSPECTOR_BUCKETS = (
     2.5,
     5.0,
 )
+MAX_SERVER_LABELS = 100
 RPC_BUCKETS = (
     0.0001,
     0.00025,
@@ -250,8 +251,60 @@ class Metrics:
             "answered; the record was written in a safe encoding when possible).",
             registry=r,
         )
+        # Tool integrity and injection-aware sessions (issue 15). Server names come from
+        # clients: past MAX_SERVER_LABELS distinct ones they are counted as "other".
+        self._server_labels: set[str] = set()
+        self.tool_drift = Counter(
+            "sidecar_tool_drift",
+            "Tool definitions registered that differ from the trusted one (each new "
+            "definition counted once), by server.",
+            ["server"],
+            registry=r,
+        )
+        self.tool_poisoned = Counter(
+            "sidecar_tool_poisoned_descriptions",
+            "Tool definitions whose description or schemas hold instructions aimed at the "
+            "model (a sign of high risk or more; each new definition counted once), by server.",
+            ["server"],
+            registry=r,
+        )
+        self.tool_changes_accepted = Counter(
+            "sidecar_tool_changes_accepted",
+            "Changed tool definitions accepted as trusted (AcceptToolChange), by server.",
+            ["server"],
+            registry=r,
+        )
+        self.sessions_tainted = Counter(
+            "sidecar_sessions_tainted",
+            "Sessions that read untrusted input (their first flagged message), by where it "
+            "was seen: append, inspect (recent_tool_outputs), classifier.",
+            ["source"],
+            registry=r,
+        )
+        self.injection_flagged = Counter(
+            "sidecar_injection_flagged_messages",
+            "Tool results and fetched content that looked like a prompt injection.",
+            ["source"],
+            registry=r,
+        )
+        self.injection_classifier = Counter(
+            "sidecar_injection_classifier",
+            "Answers of the injection classifier model: clean, injection, failed.",
+            ["result"],
+            registry=r,
+        )
         self.build_info = Info("sidecar_build", "Build information.", registry=r)
         self.build_info.info({"version": __version__})
+
+    def server_label(self, server: str) -> str:
+        """A client-given server name as a label value, bounded in length and number."""
+        label = server[:64] or "(runtime)"
+        if label in self._server_labels:
+            return label
+        if len(self._server_labels) >= MAX_SERVER_LABELS:
+            return "other"
+        self._server_labels.add(label)
+        return label
 
     def set_policy_revision(self, revision: str) -> None:
         self.policy_info.clear()

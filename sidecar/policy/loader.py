@@ -35,6 +35,7 @@ ACCUMULATING_KEYS = frozenset(
         "read_only_commands",
         "workspace_roots",
         "effect_rules",
+        "combinations",
     }
 )
 

@@ -18,7 +18,7 @@ VerdictName = Literal["allow", "require_approval", "deny"]
 RiskName = Literal["low", "medium", "high", "critical"]
 ToolAction = Literal["always_allow", "ask_before", "never_allow"]
 
-INSPECTOR_NAMES = ("security", "egress", "adversary", "permission", "repetition")
+INSPECTOR_NAMES = ("security", "egress", "integrity", "adversary", "permission", "repetition")
 
 
 def _compiles_in_re2(pattern: str) -> str:
@@ -422,7 +422,150 @@ class EffectRule(Strict):
     host_not_allowed: bool = Field(
         default=False, description="The target host is not on egress.allowed_domains."
     )
+    session: tuple[Literal["untrusted_input"], ...] = Field(
+        default=(),
+        description="Only in sessions in all of these states (untrusted_input: the session "
+        "read a tool result or fetched content that looked like a prompt injection).",
+    )
     examples: EffectRuleExamples = EffectRuleExamples()
+
+
+# --- Tool integrity, injection-aware sessions and package names (issue 15).
+
+ScanScope = Literal["content", "tools"]
+
+
+class InjectionExamples(Strict):
+    match: tuple[str, ...] = ()
+    no_match: tuple[str, ...] = ()
+
+
+class InjectionRule(Strict):
+    """A sign of instructions aimed at the model, in data it reads (RE2 over the text made
+    plain: invisible characters removed, NFKC, look-alike letters mapped to Latin)."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    category: str = Field(min_length=1, description="Combinations are written on categories.")
+    risk: RiskName
+    risk_in_tools: RiskName | None = Field(
+        default=None, description="The risk in tool descriptions and schemas, when different."
+    )
+    pattern: Re2Pattern
+    message: str = Field(min_length=1)
+    scope: tuple[ScanScope, ...] = Field(
+        default=("content", "tools"),
+        min_length=1,
+        description="content: tool results and fetched content; tools: tool definitions.",
+    )
+    examples: InjectionExamples = InjectionExamples()
+
+
+class InjectionCombination(Strict):
+    """Signs that mean little alone and much together, e.g. an encoded block next to a
+    note addressed to an AI."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    categories: tuple[str, ...] = Field(min_length=2, description="All of these are present.")
+    risk: RiskName
+    message: str = Field(min_length=1)
+    scope: tuple[ScanScope, ...] = ("content", "tools")
+
+
+class UnicodeRisks(Strict):
+    """The risk of each kind of hidden text (sidecar/integrity/unicode.py)."""
+
+    tag_text: RiskName = "high"
+    bidi_controls: RiskName = "medium"
+    zero_width: RiskName = "medium"
+    variation_selectors: RiskName = "medium"
+    confusables: RiskName = "medium"
+
+
+class InjectionClassifier(ModelEndpoint):
+    """An opt-in model that judges tool results the rules did not flag. Until it answers
+    the session counts as unchecked; if it fails, risky calls ask."""
+
+    enabled: bool = False
+    timeout_ms: float = Field(default=10_000, gt=0, le=120_000)
+    max_chars: int = Field(default=8_000, ge=256, le=200_000)
+
+
+class InjectionPolicy(Strict):
+    """Injection-aware sessions: scanning tool results and fetched content, and the taint."""
+
+    rules: tuple[InjectionRule, ...] = ()
+    combinations: tuple[InjectionCombination, ...] = ()
+    unicode: UnicodeRisks = UnicodeRisks()
+    encoded_min_length: int = Field(
+        default=40, ge=16, description="Shorter base64 or hex runs are not decoded."
+    )
+    taint_risk: RiskName = Field(
+        default="high", description="A message with a sign of this risk or more taints the session."
+    )
+    opaque_tools: VerdictName = Field(
+        default="require_approval",
+        description="While tainted: a call whose effects cannot be seen (an MCP tool, say) "
+        "and that is not known to be read-only.",
+    )
+    classifier: InjectionClassifier = InjectionClassifier()
+
+    @field_validator("rules")
+    @classmethod
+    def _unique_rule_ids(cls, value: tuple[InjectionRule, ...]) -> tuple[InjectionRule, ...]:
+        seen: set[str] = set()
+        for rule in value:
+            if rule.id in seen:
+                raise ValueError(f"injection rule id {rule.id!r} is used twice")
+            seen.add(rule.id)
+        return value
+
+
+_TOOL_UNICODE = UnicodeRisks(
+    tag_text="critical",
+    bidi_controls="high",
+    zero_width="high",
+    variation_selectors="high",
+    confusables="high",
+)
+
+
+class ToolIntegrityPolicy(Strict):
+    """Registered tool definitions: drift from the trusted one, and poisoned descriptions."""
+
+    drift_verdict: VerdictName = Field(
+        default="require_approval", description="For calls to a tool whose definition changed."
+    )
+    risk_verdicts: dict[RiskName, VerdictName] = Field(
+        default={"critical": "deny", "high": "require_approval", "medium": "allow", "low": "allow"},
+        description="What a sign in a tool's description or schema does to its calls.",
+    )
+    unicode: UnicodeRisks = _TOOL_UNICODE
+
+
+class PackageEcosystem(Strict):
+    """Popular names of one package registry, for typosquat checks."""
+
+    programs: tuple[str, ...] = Field(
+        min_length=1, description="Catalogue programs whose installs name packages here."
+    )
+    names: str = Field(
+        min_length=1,
+        description="A text file beside the policy files: one name a line, most popular "
+        "first ('#' lines are comments).",
+    )
+    protect: int = Field(
+        default=1000, ge=0, description="Names this popular are what typos are checked against."
+    )
+    known: int = Field(default=10_000, ge=0, description="Names this popular never ask.")
+    normalise: Literal["npm", "pypi", "cargo", "gem"]
+    allow: tuple[str, ...] = Field(default=(), description="More names that never ask.")
+
+
+class PackagePolicy(Strict):
+    typosquat_min_length: int = Field(
+        default=5, ge=1, description="Shorter names have too many legitimate neighbours."
+    )
+    ecosystems: dict[str, PackageEcosystem] = {}
 
 
 AdapterKind = Literal[
@@ -483,7 +626,9 @@ class Policy(Strict):
     sensitive_paths: tuple[Re2Pattern, ...] = Field(
         default=(), description="RE2 patterns of paths that hold secrets (keys, .env, history)."
     )
-    order: tuple[str, ...] = ("security", "egress", "adversary", "permission", "repetition")
+    order: tuple[str, ...] = (
+        "security", "egress", "integrity", "adversary", "permission", "repetition",
+    )  # fmt: skip
     inspectors: dict[str, InspectorSettings] = {}
     permission: PermissionPolicy = PermissionPolicy()
     security: SecurityPolicy = SecurityPolicy()
@@ -504,6 +649,9 @@ class Policy(Strict):
         description="What runtimes' tools do (shell, file write, patch, fetch, ...); a later "
         "file's adapter for the same name wins.",
     )
+    injection: InjectionPolicy = InjectionPolicy()
+    tool_integrity: ToolIntegrityPolicy = ToolIntegrityPolicy()
+    packages: PackagePolicy = PackagePolicy()
 
     @field_validator("effect_rules")
     @classmethod

@@ -30,6 +30,7 @@ from sidecar.context.messages import (
     ToolResult,
     Usage,
 )
+from sidecar.integrity.monitor import InjectionMonitor, Untrusted
 from sidecar.observability.metrics import Metrics
 from sidecar.service.approval_auth import AUTH_CODES, ApprovalGate
 from sidecar.service.policy_service import MAX_ID_LENGTH
@@ -313,6 +314,7 @@ class ContextService:
         metrics: Metrics,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         gate: ApprovalGate | None = None,
+        injection: InjectionMonitor | None = None,
     ) -> None:
         self._manager = manager
         self._metrics = metrics
@@ -321,16 +323,37 @@ class ContextService:
         # credential configured, DeleteSession needs it, like RecordDecision.
         self._gate = gate
         self._encoded = _EncodedViews(cache_bytes, metrics)
+        self._injection = injection
         manager.on_deleted(self._encoded.drop)
+
+    async def _check_untrusted(self, session_id: str, messages: list[NewMessage]) -> None:
+        """Tool results the agent will read, once stored: a prompt injection taints the
+        session (sidecar/integrity/monitor.py)."""
+        if self._injection is not None and messages:
+            await self._injection.check(session_id, untrusted_in(messages), "append")
+
+    async def _check_or_abort(
+        self, session_id: str, messages: list[NewMessage], context: grpc.aio.ServicerContext
+    ) -> None:
+        try:
+            await self._check_untrusted(session_id, messages)
+        except StoreUnavailable as error:
+            # The messages are stored; what the check found is not: the caller must know.
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE,
+                "the messages were stored, but their check for prompt injection could not "
+                f"be: {error}",
+            )
 
     async def Append(
         self, request: pb.AppendRequest, context: grpc.aio.ServicerContext
     ) -> pb.AppendResponse:
         try:
             _check_session(request.session_id)
+            messages = _messages(request.messages)
             count = await self._manager.append(
                 request.session_id,
-                _messages(request.messages),
+                messages,
                 _usage(request.usage, request.HasField("usage")),
                 request.options.provider_managed,
             )
@@ -342,6 +365,7 @@ class ContextService:
             await context.abort(grpc.StatusCode.ABORTED, str(error))
         except StoreUnavailable as error:  # nothing of this call was stored
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(error))
+        await self._check_or_abort(request.session_id, messages, context)
         return pb.AppendResponse(message_count=count)
 
     async def Project(self, request: pb.ProjectRequest, context: grpc.aio.ServicerContext) -> bytes:
@@ -355,9 +379,10 @@ class ContextService:
                 pb.PROJECT_REASON_CONTEXT_EXCEEDED,
             ):
                 raise ContextError("reason", f"unknown reason {request.reason}")
+            messages = _messages(request.messages)
             projection = await self._manager.project(
                 request.session_id,
-                _messages(request.messages),
+                messages,
                 _usage(request.usage, request.HasField("usage")),
                 request.context_limit,
                 request.reason == pb.PROJECT_REASON_CONTEXT_EXCEEDED,
@@ -373,6 +398,7 @@ class ContextService:
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(error))
         except ContextExhausted as error:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(error))
+        await self._check_or_abort(request.session_id, messages, context)
         tokens = projection.tokens
         rest = pb.ProjectResponse(
             tokens=pb.TokenAccounting(
@@ -437,6 +463,28 @@ class ContextService:
         except StoreUnavailable as error:  # nothing of this call was stored
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(error))
         return pb.DeleteSessionResponse(messages_deleted=deleted)
+
+
+def untrusted_in(messages: list[NewMessage]) -> list[Untrusted]:
+    """What the agent reads from outside: tool messages (results, fetched content) that
+    it sees. The person's and the model's own messages are not untrusted input."""
+    found: list[Untrusted] = []
+    for message in messages:
+        if message.role is not Role.TOOL or message.agent_visible is False:
+            continue
+        texts: list[str] = []
+        calls: list[str] = []
+        for part in message.parts:
+            if isinstance(part, ToolResult):
+                texts.append(part.content)
+                calls.append(part.tool_call_id)
+            elif isinstance(part, Text):
+                texts.append(part.text)
+        text = "\n".join(t for t in texts if t)
+        if text:
+            origin = f"result of call {calls[0]}" if calls else "tool message"
+            found.append(Untrusted(message.id, text, origin))
+    return found
 
 
 def _compaction_to_pb(result: CompactionResult | None) -> pb.CompactionReport:

@@ -13,23 +13,43 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from sidecar import __version__
 from sidecar.engine import NotReady, PolicyEngine
-from sidecar.inspection.model import CallVerdict, Finding, ToolCall
+from sidecar.inspection.model import CallVerdict, Finding, ToolCall, valid_text
 from sidecar.inspection.verdict import Mode, Risk, Verdict
+from sidecar.integrity.checks import IntegrityChecks
+from sidecar.integrity.definitions import ToolDefinition
+from sidecar.integrity.monitor import InjectionMonitor, Untrusted
+from sidecar.integrity.scanner import Sign
 from sidecar.observability.metrics import Metrics
 from sidecar.policy.reloader import ReloadOutcome
 from sidecar.secrets import SecretScanner
 from sidecar.service.approval_auth import AUTH_CODES, ApprovalGate
 from sidecar.service.errors import InvalidArgument
 from sidecar.state.approvals import AnswerRefused, ApprovalStore
+from sidecar.state.tool_registry import (
+    NothingToAccept,
+    NotRegistered,
+    Registered,
+    ToolKey,
+    ToolRegistry,
+)
 from sidecar.store.errors import StoreUnavailable
 from sidecar.text import valid_json
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
 
 log = logging.getLogger("sidecar.approvals")
+tools_log = logging.getLogger("sidecar.tools")
 
 MAX_ID_LENGTH = 256
 MAX_NAME_LENGTH = 256
+# RegisterTools: a server's list (MCP servers offer up to a few hundred tools).
+MAX_TOOLS = 2_000
+MAX_DESCRIPTION_BYTES = 64 * 1024
+MAX_SCHEMA_BYTES = 256 * 1024
+# Inspect's recent_tool_outputs: what a runtime without the ContextService passes.
+MAX_RECENT_OUTPUTS = 32
+MAX_RECENT_OUTPUT_BYTES = 256 * 1024
+_FINGERPRINT_LENGTH = 64
 
 _VERDICT_TO_PB = {
     Verdict.ALLOW: pb.VERDICT_ALLOW,
@@ -201,6 +221,8 @@ class PolicyService(pb_grpc.PolicyServiceServicer):
         status: Callable[[], StatusReport],
         secrets: SecretScanner,
         gate: ApprovalGate | None = None,
+        tools: ToolRegistry | None = None,
+        injection: InjectionMonitor | None = None,
     ) -> None:
         self._engine = engine
         self._approvals = approvals
@@ -208,6 +230,8 @@ class PolicyService(pb_grpc.PolicyServiceServicer):
         self._status = status
         self._secrets = secrets
         self._gate = gate or ApprovalGate(None)
+        self._tools = tools
+        self._injection = injection
 
     async def _abort(
         self, context: grpc.aio.ServicerContext, code: grpc.StatusCode, message: str
@@ -244,8 +268,20 @@ class PolicyService(pb_grpc.PolicyServiceServicer):
             calls, size = calls_from_request(
                 request, limits.max_tool_calls, limits.max_arguments_bytes
             )
+            outputs = outputs_from_request(request)
         except InvalidArgument as error:
             await self._abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        if outputs and self._injection is not None:
+            # Checked before the calls are judged: a flagged output taints this Inspect too.
+            try:
+                await self._injection.check(request.session_id, outputs, "inspect")
+            except StoreUnavailable as error:
+                # A taint that cannot be stored cannot decide these calls: none are judged.
+                await self._abort(
+                    context,
+                    grpc.StatusCode.UNAVAILABLE,
+                    f"recent_tool_outputs: the injection check could not be stored: {error}",
+                )
         requested = _MODE_FROM_PB.get(request.mode)
         try:
             # The engine records the questions it asks (RecordDecision checks against them).
@@ -266,19 +302,158 @@ class PolicyService(pb_grpc.PolicyServiceServicer):
             mode=_MODE_TO_PB[decision.mode],
         )
 
-    async def RecordDecision(
-        self, request: pb.RecordDecisionRequest, context: grpc.aio.ServicerContext
-    ) -> pb.RecordDecisionResponse:
+    async def RegisterTools(
+        self, request: pb.RegisterToolsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.RegisterToolsResponse:
+        if self._tools is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "no tool registry in this server")
+        assert self._tools is not None
+        try:
+            checks = self._engine.active.integrity
+        except NotReady as error:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, str(error))
+        try:
+            definitions = definitions_from_request(request)
+        except InvalidArgument as error:
+            await self._abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        try:
+            found, removed = await self._tools.register(
+                request.session_id, request.server, definitions
+            )
+        except StoreUnavailable as error:  # nothing of it was stored
+            await self._abort(context, grpc.StatusCode.UNAVAILABLE, str(error))
+        response = pb.RegisterToolsResponse(removed=removed)
+        label = self._metrics.server_label(request.server)
+        for definition, registered in zip(definitions, found, strict=True):
+            signs = checks.definition_signs(registered.fingerprint, definition) if checks else ()
+            response.tools.append(self._tool_status(definition, registered, signs, checks))
+            if registered.first_time and registered.trust == "changed":
+                self._metrics.tool_drift.labels(server=label).inc()
+                tools_log.warning(
+                    "tool %r of server %r changed from its trusted definition (%s -> %s); "
+                    "its calls ask until the change is accepted",
+                    definition.name,
+                    request.server,
+                    registered.trusted_fingerprint[:12],
+                    registered.fingerprint[:12],
+                )
+            if registered.first_time and any(s.risk >= Risk.HIGH for s in signs):
+                self._metrics.tool_poisoned.labels(server=label).inc()
+                tools_log.warning(
+                    "tool %r of server %r: its definition speaks to the model (%s)",
+                    definition.name,
+                    request.server,
+                    ", ".join(sorted({s.rule_id for s in signs})),
+                )
+        return response
+
+    def _tool_status(
+        self,
+        definition: ToolDefinition,
+        registered: Registered,
+        signs: tuple[Sign, ...],
+        checks: IntegrityChecks | None,
+    ) -> pb.ToolStatus:
+        findings: list[Finding] = []
+        verdict = Verdict.ALLOW
+        if registered.trust == "changed" and checks is not None:
+            verdict = checks.drift_verdict
+            findings.append(
+                Finding(
+                    "integrity", verdict, "tools.definition-changed",
+                    f"differs from the trusted definition {registered.trusted_fingerprint}",
+                    Risk.HIGH,
+                )
+            )  # fmt: skip
+        if signs and checks is not None:
+            for sign in signs:
+                sign_verdict = checks.verdict_for_signs([sign])
+                verdict = max(verdict, sign_verdict)
+                quoted = f": {sign.excerpt!r}" if sign.excerpt else ""
+                findings.append(
+                    Finding(
+                        "integrity", sign_verdict, f"tools.{sign.rule_id}",
+                        f"{sign.message}{quoted}", sign.risk, 0.8,
+                    )
+                )  # fmt: skip
+        return pb.ToolStatus(
+            name=definition.name,
+            trust=_TRUST_TO_PB[registered.trust],
+            fingerprint=registered.fingerprint,
+            trusted_fingerprint=registered.trusted_fingerprint,
+            verdict=_VERDICT_TO_PB[verdict],
+            findings=[
+                _finding_to_pb(f._replace(message=self._secrets.mask(f.message))) for f in findings
+            ],
+        )
+
+    async def AcceptToolChange(
+        self, request: pb.AcceptToolChangeRequest, context: grpc.aio.ServicerContext
+    ) -> pb.AcceptToolChangeResponse:
+        await self._authorise(request.session_id, "AcceptToolChange", context)
+        if self._tools is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "no tool registry in this server")
+        assert self._tools is not None
+        try:
+            _check_server("server", request.server)
+            _check_id("name", request.name, MAX_NAME_LENGTH)
+            if len(request.fingerprint) != _FINGERPRINT_LENGTH or not all(
+                c in "0123456789abcdef" for c in request.fingerprint
+            ):
+                raise InvalidArgument("fingerprint", "must be the 64 hex digits of a SHA-256")
+            if request.session_id:
+                _check_id("session_id", request.session_id)
+        except InvalidArgument as error:
+            await self._abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        key = ToolKey(request.server, request.name)
+        try:
+            previous, trusted = await self._tools.accept(
+                key, request.fingerprint, request.session_id
+            )
+        except StoreUnavailable as error:  # nothing was accepted
+            await self._abort(context, grpc.StatusCode.UNAVAILABLE, str(error))
+        except NotRegistered as error:
+            await self._abort(context, grpc.StatusCode.NOT_FOUND, f"name: {error}")
+        except NothingToAccept as error:
+            await self._abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"fingerprint: {error}")
+        self._metrics.tool_changes_accepted.labels(
+            server=self._metrics.server_label(request.server)
+        ).inc()
+        tools_log.info(
+            "tool %r of server %r: the changed definition %s is trusted now (was %s; "
+            "accepted in session %r)",
+            request.name,
+            request.server,
+            trusted[:12],
+            previous[:12],
+            request.session_id,
+        )
+        return pb.AcceptToolChangeResponse(
+            trusted_fingerprint=trusted, previous_fingerprint=previous
+        )
+
+    async def _authorise(
+        self, session_id: str, method: str, context: grpc.aio.ServicerContext
+    ) -> None:
+        """Only the approval channel answers: the approval token, when one is configured."""
         failure = self._gate.check(context.invocation_metadata())
         if failure is not None:
             self._metrics.refused_answers.labels(reason=failure.value).inc()
             log.warning(
-                "RecordDecision refused: %s approval token (session %r)",
+                "%s refused: %s approval token (session %r)",
+                method,
                 failure.value,
-                request.session_id[:MAX_ID_LENGTH],
+                session_id[:MAX_ID_LENGTH],
             )
             code, message = AUTH_CODES[failure]
-            await context.abort(code, message)
+            await context.abort(
+                code, f"{method}: {message}" if method != "RecordDecision" else message
+            )
+
+    async def RecordDecision(
+        self, request: pb.RecordDecisionRequest, context: grpc.aio.ServicerContext
+    ) -> pb.RecordDecisionResponse:
+        await self._authorise(request.session_id, "RecordDecision", context)
         try:
             label, verdict, standing, question = _answer_from_request(request)
         except InvalidArgument as error:
@@ -318,6 +493,108 @@ class PolicyService(pb_grpc.PolicyServiceServicer):
             )
         self._metrics.recorded_answers.labels(answer=label).inc()
         return pb.RecordDecisionResponse(persisted=standing)
+
+
+_TRUST_TO_PB = {
+    "new": pb.TOOL_TRUST_NEW,
+    "trusted": pb.TOOL_TRUST_TRUSTED,
+    "changed": pb.TOOL_TRUST_CHANGED,
+}
+
+
+def _check_server(field: str, value: str) -> None:
+    """A server name may be empty (the runtime's own tools)."""
+    if len(value) > MAX_NAME_LENGTH:
+        raise InvalidArgument(field, f"longer than {MAX_NAME_LENGTH} characters")
+    if not value.isprintable():
+        raise InvalidArgument(field, "contains control characters")
+
+
+def _json_object(field: str, text: str, limit: int) -> dict[str, Any] | None:
+    if not text.strip():
+        return None
+    if len(text.encode("utf-8", "surrogatepass")) > limit:
+        raise InvalidArgument(field, f"larger than {limit} bytes")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InvalidArgument(field, f"not valid JSON: {error}") from None
+    except (RecursionError, ValueError):
+        raise InvalidArgument(
+            field, "not valid JSON: nested too deeply or too many digits"
+        ) from None
+    if not isinstance(value, dict):
+        raise InvalidArgument(field, "must be a JSON object")
+    if "\\u" in text:
+        valid_json(value)
+    return value
+
+
+def definitions_from_request(request: pb.RegisterToolsRequest) -> list[ToolDefinition]:
+    _check_id("session_id", request.session_id)
+    _check_server("server", request.server)
+    if len(request.tools) > MAX_TOOLS:
+        raise InvalidArgument(
+            "tools", f"{len(request.tools)} tools exceed the limit of {MAX_TOOLS}"
+        )
+    seen: set[str] = set()
+    definitions: list[ToolDefinition] = []
+    for index, tool in enumerate(request.tools):
+        where = f"tools[{index}]"
+        _check_id(f"{where}.name", tool.name, MAX_NAME_LENGTH)
+        if tool.name in seen:
+            raise InvalidArgument(f"{where}.name", f"duplicate name {tool.name!r}")
+        seen.add(tool.name)
+        for name, text in (("description", tool.description), ("title", tool.title)):
+            if len(text.encode("utf-8", "surrogatepass")) > MAX_DESCRIPTION_BYTES:
+                raise InvalidArgument(
+                    f"{where}.{name}", f"larger than {MAX_DESCRIPTION_BYTES} bytes"
+                )
+        definitions.append(
+            ToolDefinition(
+                name=tool.name,
+                description=valid_text(tool.description),
+                input_schema=_json_object(
+                    f"{where}.input_schema_json", tool.input_schema_json, MAX_SCHEMA_BYTES
+                ),
+                title=valid_text(tool.title),
+                output_schema=_json_object(
+                    f"{where}.output_schema_json", tool.output_schema_json, MAX_SCHEMA_BYTES
+                ),
+                annotations=_json_object(
+                    f"{where}.annotations_json", tool.annotations_json, MAX_SCHEMA_BYTES
+                ),
+            )
+        )
+    return definitions
+
+
+def outputs_from_request(request: pb.InspectRequest) -> list[Untrusted]:
+    outputs = request.recent_tool_outputs
+    if not outputs:
+        return []
+    if len(outputs) > MAX_RECENT_OUTPUTS:
+        raise InvalidArgument(
+            "recent_tool_outputs",
+            f"{len(outputs)} outputs exceed the limit of {MAX_RECENT_OUTPUTS}",
+        )
+    total = 0
+    found: list[Untrusted] = []
+    for index, output in enumerate(outputs):
+        where = f"recent_tool_outputs[{index}]"
+        total += len(output.content.encode("utf-8", "surrogatepass"))
+        if total > MAX_RECENT_OUTPUT_BYTES:
+            raise InvalidArgument(
+                where, f"the outputs exceed {MAX_RECENT_OUTPUT_BYTES} bytes in all"
+            )
+        if output.tool_call_id:
+            _check_id(f"{where}.tool_call_id", output.tool_call_id)
+        if len(output.tool_name) > MAX_NAME_LENGTH:
+            raise InvalidArgument(f"{where}.tool_name", f"longer than {MAX_NAME_LENGTH} characters")
+        name = output.tool_call_id or f"recent_tool_outputs[{index}]"
+        origin = f"output of {output.tool_name or 'a tool'}"
+        found.append(Untrusted(name, valid_text(output.content), origin))
+    return found
 
 
 def _answer_from_request(request: pb.RecordDecisionRequest) -> tuple[str, Verdict, bool, bool]:

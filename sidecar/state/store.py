@@ -165,6 +165,67 @@ MIGRATIONS: tuple[str, ...] = (
         tainted_at REAL NOT NULL
     );
     """,
+    # Tool definitions (issue 15): the trusted and the latest definition of each
+    # (server, tool), whatever session registered it; the audit of trust changes; which
+    # definition each session was given.
+    """
+    CREATE TABLE tool_definitions (
+        server TEXT NOT NULL,
+        name TEXT NOT NULL,
+        trusted_fingerprint TEXT NOT NULL,
+        trusted_definition TEXT NOT NULL,
+        latest_fingerprint TEXT NOT NULL,
+        latest_definition TEXT NOT NULL,
+        present INTEGER NOT NULL,
+        first_seen REAL NOT NULL,
+        trusted_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (server, name)
+    );
+    CREATE TABLE tool_trust_log (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        server TEXT NOT NULL,
+        name TEXT NOT NULL,
+        event TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        previous_fingerprint TEXT NOT NULL,
+        asked_in TEXT NOT NULL,
+        at REAL NOT NULL
+    );
+    CREATE INDEX tool_trust_log_by_tool ON tool_trust_log (server, name);
+    CREATE TABLE session_tools (
+        session_id TEXT NOT NULL,
+        server TEXT NOT NULL,
+        name TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        registered_at REAL NOT NULL,
+        PRIMARY KEY (session_id, server, name)
+    ) WITHOUT ROWID;
+    """,
+    # Injection-aware sessions (issue 15): messages that made a session untrusted, and
+    # tool results a model classifier has not judged yet (or could not).
+    """
+    CREATE TABLE session_taint (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        source TEXT NOT NULL,
+        state TEXT NOT NULL,
+        rules TEXT NOT NULL,
+        excerpt TEXT NOT NULL,
+        at REAL NOT NULL
+    );
+    CREATE INDEX session_taint_by_session ON session_taint (session_id);
+    """,
+    # Issue 15 on the store interface: every change of tool_definitions moves this on, so
+    # a process holding the records knows when another one changed them.
+    """
+    CREATE TABLE tool_registry (
+        id INTEGER PRIMARY KEY,
+        version INTEGER NOT NULL
+    );
+    INSERT INTO tool_registry (id, version) VALUES (1, 0);
+    """,
 )
 
 # Every table that holds rows of a session, and the column naming the session.
@@ -180,6 +241,8 @@ SESSION_TABLES: tuple[tuple[str, str], ...] = (
     ("session_facts", "session_id"),
     ("streaks", "session_id"),
     ("taints", "session_id"),
+    ("session_tools", "session_id"),
+    ("session_taint", "session_id"),
     ("sessions", "id"),
 )
 

@@ -6,7 +6,9 @@ import time
 from collections.abc import Callable, Sequence
 
 from sidecar.state.approvals import OnceAnswer
+from sidecar.state.injection_taint import read_status
 from sidecar.state.store import SESSION_TABLES
+from sidecar.state.tool_registry import DELETED_SESSION, VERSION
 from sidecar.store.model import Snapshot, StoredStreak, Writes
 from sidecar.store.sql import Block, Database, Executor
 
@@ -87,6 +89,11 @@ class SqlStateStore:
                     )
                     for table, column in SESSION_TABLES
                 }
+                # The trust log is about tools: its entries stay, the session's name not.
+                await db.execute(
+                    "UPDATE tool_trust_log SET asked_in = ? WHERE asked_in = ?",
+                    (DELETED_SESSION, session_id),
+                )
         return removed
 
     async def prune_streaks(self, now: float | None = None) -> list[str]:
@@ -98,8 +105,9 @@ class SqlStateStore:
         return [str(r[0]) for r in rows]
 
 
-async def load_rows(db: Executor, session_id: str) -> Snapshot:
-    """A session's snapshot in five small queries (SQLite; PostgreSQL uses one)."""
+async def load_rows(db: Executor, session_id: str, shared: bool) -> Snapshot:
+    """A session's snapshot in a few small queries (SQLite; PostgreSQL uses one).
+    `shared`: other processes write the file, so the tool registry's version is read."""
     from sidecar.inspection.verdict import Verdict
     from sidecar.state.session_facts import Fact
 
@@ -128,6 +136,17 @@ async def load_rows(db: Executor, session_id: str) -> Snapshot:
         "SELECT kind, key, origin, detail FROM session_facts WHERE session_id = ?", (session_id,)
     ):
         snapshot.facts[(str(kind), str(key))] = Fact(str(kind), str(key), str(origin), str(detail))
+    snapshot.tools = tuple(
+        (str(server), str(name), str(fingerprint))
+        for server, name, fingerprint in await db.fetch(
+            "SELECT server, name, fingerprint FROM session_tools WHERE session_id = ?",
+            (session_id,),
+        )
+    )
+    if shared:
+        row = await db.fetchrow(VERSION)
+        snapshot.tools_version = int(row[0]) if row is not None else 0
+    snapshot.injection = await read_status(db, session_id)
     return snapshot
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from sidecar.inspection.repetition import Streak
 from sidecar.inspection.verdict import Verdict
 from sidecar.state.approvals import OnceAnswer, Question
+from sidecar.state.injection_taint import CLEAN, TaintStatus
 from sidecar.state.session_facts import Fact
 
 
@@ -37,10 +38,24 @@ class Snapshot:
     streak: StoredStreak | None = None
     taint: str | None = None  # the first sensitive source the session read
     facts: dict[tuple[str, str], Fact] = field(default_factory=dict)  # (kind, key) -> fact
+    # Issue 15: the (server, tool, fingerprint) the session registered; the version of the
+    # tool registry the store holds (None: not read, one process owns the SQLite file);
+    # whether the session read a prompt injection.
+    tools: tuple[tuple[str, str, str], ...] = ()
+    tools_version: int | None = None
+    injection: TaintStatus = CLEAN
 
     @property
     def empty(self) -> bool:
-        return not (self.standing or self.once or self.streak or self.taint or self.facts)
+        return not (
+            self.standing
+            or self.once
+            or self.streak
+            or self.taint
+            or self.facts
+            or self.tools
+            or self.injection.untrusted
+        )
 
     def weight(self) -> int:
         """Approximate bytes held (for the SQLite store's bounded cache)."""
@@ -49,6 +64,9 @@ class Snapshot:
             total += 100 + len(self.taint)
         for fact in self.facts.values():
             total += 250 + len(fact.key) + len(fact.detail)
+        total += sum(200 + len(server) + len(name) for server, name, _ in self.tools)
+        if self.injection.untrusted:
+            total += 2_000
         return total
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from sidecar.inspection.verdict import Verdict
 from sidecar.observability.metrics import Metrics
 from sidecar.state.approvals import OnceAnswer
+from sidecar.state.injection_taint import TaintStatus, entry
 from sidecar.state.session_facts import Fact
 from sidecar.store.base import (
     FACT_UPSERT,
@@ -41,7 +42,15 @@ SELECT
   (SELECT json_build_array(tool_name, digest, count) FROM streaks WHERE session_id = ?),
   (SELECT source FROM taints WHERE session_id = ?),
   (SELECT json_agg(json_build_array(kind, key, origin, detail))
-     FROM session_facts WHERE session_id = ?)
+     FROM session_facts WHERE session_id = ?),
+  (SELECT json_agg(json_build_array(server, name, fingerprint))
+     FROM session_tools WHERE session_id = ?),
+  (SELECT version FROM tool_registry),
+  (SELECT json_build_array(message_id, source, state, rules, excerpt, at) FROM session_taint
+     WHERE session_id = ? AND state = 'flagged' ORDER BY id LIMIT 1),
+  (SELECT count(*) FROM session_taint WHERE session_id = ? AND state = 'flagged'),
+  (SELECT json_build_array(message_id, source, state, rules, excerpt, at) FROM session_taint
+     WHERE session_id = ? AND state <> 'flagged' ORDER BY id LIMIT 1)
 """
 
 
@@ -121,11 +130,11 @@ class PostgresStore(SqlStateStore):
 
     async def load_session(self, session_id: str) -> Snapshot:
         async with self.database.reading("load_session") as db:
-            row = await db.fetchrow(_SNAPSHOT, (session_id,) * 5)
+            row = await db.fetchrow(_SNAPSHOT, (session_id,) * 9)
         snapshot = Snapshot()
         if row is None:
             return snapshot
-        standing, once, streak, taint, facts = row
+        standing, once, streak, taint, facts, tools, version, flagged, count, unchecked = row
         for tool, verdict in _json(standing):
             snapshot.standing[tool] = Verdict(verdict)
         for tool, digest, verdict, decision_id, call_id, answered_at in _json(once):
@@ -139,6 +148,14 @@ class PostgresStore(SqlStateStore):
             snapshot.taint = str(taint)
         for kind, key, origin, detail in _json(facts):
             snapshot.facts[(kind, key)] = Fact(kind, key, origin, detail)
+        snapshot.tools = tuple((server, name, fp) for server, name, fp in _json(tools))
+        snapshot.tools_version = int(version) if version is not None else 0
+        if flagged is not None or unchecked is not None:
+            snapshot.injection = TaintStatus(
+                entry(json.loads(flagged)) if flagged is not None else None,
+                int(count or 0),
+                entry(json.loads(unchecked)) if unchecked is not None else None,
+            )
         return snapshot
 
     async def save_session(self, session_id: str, writes: Writes) -> None:

@@ -118,4 +118,56 @@ MIGRATIONS: tuple[str, ...] = (
         tainted_at DOUBLE PRECISION NOT NULL
     );
     """,
+    # Tool definitions and injection-aware sessions (issue 15): the SQLite file's
+    # last three migrations.
+    """
+    CREATE TABLE tool_definitions (
+        server TEXT NOT NULL,
+        name TEXT NOT NULL,
+        trusted_fingerprint TEXT NOT NULL,
+        trusted_definition TEXT NOT NULL,
+        latest_fingerprint TEXT NOT NULL,
+        latest_definition TEXT NOT NULL,
+        present INTEGER NOT NULL,
+        first_seen DOUBLE PRECISION NOT NULL,
+        trusted_at DOUBLE PRECISION NOT NULL,
+        updated_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (server, name)
+    );
+    CREATE TABLE tool_trust_log (
+        id BIGSERIAL PRIMARY KEY,
+        server TEXT NOT NULL,
+        name TEXT NOT NULL,
+        event TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        previous_fingerprint TEXT NOT NULL,
+        asked_in TEXT NOT NULL,
+        at DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX tool_trust_log_by_tool ON tool_trust_log (server, name);
+    CREATE TABLE session_tools (
+        session_id TEXT NOT NULL,
+        server TEXT NOT NULL,
+        name TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        registered_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (session_id, server, name)
+    );
+    CREATE TABLE session_taint (
+        id BIGSERIAL PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        source TEXT NOT NULL,
+        state TEXT NOT NULL,
+        rules TEXT NOT NULL,
+        excerpt TEXT NOT NULL,
+        at DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX session_taint_by_session ON session_taint (session_id);
+    CREATE TABLE tool_registry (
+        id INTEGER PRIMARY KEY,
+        version BIGINT NOT NULL
+    );
+    INSERT INTO tool_registry (id, version) VALUES (1, 0);
+    """,
 )

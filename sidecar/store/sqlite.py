@@ -32,7 +32,15 @@ from sidecar.store.sql import SqliteDatabase
 FLUSH_AT = 1024  # streaks waiting for the file; past it they are written at once
 CACHE_SESSIONS = 100_000
 CACHE_BYTES = 64 * 1024 * 1024
-_STATE_TABLES = ("standing_answers", "once_answers", "streaks", "taints", "session_facts")
+_STATE_TABLES = (
+    "standing_answers",
+    "once_answers",
+    "streaks",
+    "taints",
+    "session_facts",
+    "session_tools",
+    "session_taint",
+)
 
 
 class SqliteStore(SqlStateStore):
@@ -93,7 +101,7 @@ class SqliteStore(SqlStateStore):
         index = self._with_state
         if index is None:
             async with self.database.reading("load_session") as db:
-                return await load_rows(db, session_id)
+                return await load_rows(db, session_id, shared=True)
         cached = self._cache.get(session_id)
         if cached is not None:
             self._cache.move_to_end(session_id)
@@ -101,7 +109,7 @@ class SqliteStore(SqlStateStore):
         if session_id not in index:
             return Snapshot()  # nothing stored: no query
         async with self.database.reading("load_session") as db:
-            snapshot = await load_rows(db, session_id)
+            snapshot = await load_rows(db, session_id, shared=False)
         unwritten = self._unwritten.get(session_id)
         if unwritten is not None:  # newer than the file's
             s = unwritten[0]
@@ -156,7 +164,8 @@ class SqliteStore(SqlStateStore):
         }
 
     def changed(self, session_id: str) -> None:
-        """Answers changed (RecordDecision): the copy reads the file again next time."""
+        """Answers, registered tools or injection taint changed: the copy reads the file
+        again next time."""
         self._forget_cached(session_id)
         if self._with_state is not None:
             self._with_state.add(session_id)

@@ -15,6 +15,7 @@ it lives only while one of them runs.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
@@ -24,12 +25,14 @@ from sidecar.inspection.model import CallVerdict, ToolCall
 from sidecar.inspection.repetition import Streak
 from sidecar.inspection.verdict import Verdict
 from sidecar.state.approvals import OnceAnswer, Question
+from sidecar.state.injection_taint import TaintStatus
 from sidecar.state.session_facts import (
     MAX_DETAIL,
     MAX_DETAIL_BYTES_PER_SESSION,
     MAX_FACTS_PER_SESSION,
     Fact,
 )
+from sidecar.state.tool_registry import SessionTool, SessionTools, ToolKey, ToolRecord, ToolRegistry
 from sidecar.store.model import Snapshot, StreakWrite, Writes
 
 TAINT_SOURCE_CHARS = 256  # shown cut anyway; bounded
@@ -57,13 +60,17 @@ class SessionWork:
         "_new_facts",
         "_new_taint",
         "_reset",
+        "_tools",
         "facts",
+        "injection",
         "once",
         "session_id",
+        "stale",
         "standing",
         "stored",
         "streak",
         "taint",
+        "tool_rows",
         "users",
     )  # fmt: skip
 
@@ -93,6 +100,25 @@ class SessionWork:
         self._facts_copied = False
         self._new_facts: dict[tuple[str, str], Fact] = {}
         self._detail_bytes = sum(len(f.detail) for f in snapshot.facts.values())
+        self.stale = False
+        self.tool_rows = snapshot.tools
+        self._tools: SessionTools | None = None  # built on first use
+        self.injection = snapshot.injection
+
+    def take_integrity(self, snapshot: Snapshot) -> None:
+        """The session's tools or taint changed in this process while Inspects of it ran:
+        the next one reads them again (answers and streaks stay shared as they are)."""
+        self.tool_rows = snapshot.tools
+        self._tools = None
+        self.injection = snapshot.injection
+        self.stale = False
+
+    @property
+    def tools(self) -> SessionTools:
+        tools = self._tools
+        if tools is None:
+            tools = self._tools = SessionTools(self.tool_rows)
+        return tools
 
     # -- repetition ------------------------------------------------------------------
 
@@ -168,8 +194,12 @@ class SessionStates:
         store: InspectStore,
         once_ttl_seconds: float = 3_600.0,
         clock: Callable[[], float] = time.time,
+        registry: ToolRegistry | None = None,
     ) -> None:
+        """`registry`: the tool definitions' records, read again when a snapshot says
+        the store holds newer ones."""
         self.store = store
+        self.registry = registry
         self._once_ttl = once_ttl_seconds
         self._clock = clock
         self._live: dict[str, SessionWork] = {}
@@ -177,18 +207,31 @@ class SessionStates:
         self.streaks = StoredStreaks(self._live)
         self.taint = StoredTaint(self._live)
         self.facts = StoredFacts(self._live)
+        self.tools = StoredTools(self._live, registry)
+        self.injection = StoredInjection(self._live)
 
     async def begin(self, session_id: str) -> SessionWork:
         """The session's working copy, loaded from the store unless an Inspect of the
         same session is running here; raises StoreUnavailable."""
         work = self._live.get(session_id)
-        if work is None or not work.stored:
+        if work is None or not work.stored or work.stale:
             snapshot = await self.store.load_session(session_id)
+            if self.registry is not None:
+                await self.registry.refresh(snapshot.tools_version)
             work = self._live.get(session_id)
             if work is None or not work.stored:
                 work = self._live[session_id] = SessionWork(session_id, snapshot)
+            elif work.stale:
+                work.take_integrity(snapshot)
         work.users += 1
         return work
+
+    def changed(self, session_id: str) -> None:
+        """The session's registered tools or its taint were written here: an Inspect of it
+        that starts while another runs must not judge by the copy loaded before."""
+        work = self._live.get(session_id)
+        if work is not None:
+            work.stale = True
 
     def begin_unstored(self, session_id: str) -> SessionWork:
         """An empty working copy for an Inspect judged without the store (it failed)."""
@@ -310,3 +353,78 @@ class StoredFacts:
 
     def forget(self, session_id: str) -> bool:
         return False
+
+
+class StoredTools:
+    """ToolLookup for the integrity inspector: the tools the session registered (from its
+    snapshot) and the registry's records (checked against the store's version)."""
+
+    def __init__(self, live: dict[str, SessionWork], registry: ToolRegistry | None) -> None:
+        self._live = live
+        self._registry = registry
+
+    def has_tools(self, session_id: str) -> bool:
+        work = self._live.get(session_id)
+        return work is not None and bool(work.tool_rows)
+
+    def record(self, key: ToolKey) -> ToolRecord | None:
+        return None if self._registry is None else self._registry.record(key)
+
+    def session_tool(self, session_id: str, name: str, server: str = "") -> SessionTool | None:
+        """The definition the session was given for the tool it calls `name` (also as
+        `mcp__server__name` or `server__name`); None when the session registered none.
+        With `server` (the call's annotation), only that server's tool counts."""
+        work = self._live.get(session_id)
+        if work is None or not work.tool_rows:
+            return None
+        for key, fingerprint in work.tools.named(name):
+            if server and key.server != server:
+                continue
+            record = self.record(key)
+            if record is not None:
+                return SessionTool(record, fingerprint)
+        return None
+
+    def servers_offering(self, session_id: str, name: str) -> list[str]:
+        work = self._live.get(session_id)
+        if work is None or not work.tool_rows:
+            return []
+        return sorted({key.server for key, _ in work.tools.named(name)})
+
+
+class StoredInjection:
+    """TaintLookup for the integrity inspector: whether the session read a prompt
+    injection, from its snapshot."""
+
+    def __init__(self, live: dict[str, SessionWork]) -> None:
+        self._live = live
+
+    def status(self, session_id: str) -> TaintStatus | None:
+        work = self._live.get(session_id)
+        return None if work is None else work.injection
+
+
+class WithIntegrity:
+    """An InspectStore whose snapshots take the tools and injection status from another
+    (the shadow policy keeps its own streaks and facts, and sees what the active policy's
+    store knows about tools and taint)."""
+
+    def __init__(self, own: InspectStore, shared: InspectStore) -> None:
+        self._own = own
+        self._shared = shared
+
+    async def load_session(self, session_id: str) -> Snapshot:
+        own = await self._own.load_session(session_id)
+        shared = await self._shared.load_session(session_id)
+        return dataclasses.replace(
+            own,
+            tools=shared.tools,
+            tools_version=shared.tools_version,
+            injection=shared.injection,
+        )
+
+    async def save_session(self, session_id: str, writes: Writes) -> None:
+        await self._own.save_session(session_id, writes)
+
+    async def take_once(self, session_id: str, answers: Sequence[OnceAnswer]) -> list[bool]:
+        return await self._own.take_once(session_id, answers)

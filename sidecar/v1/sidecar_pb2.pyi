@@ -150,6 +150,32 @@ ANSWER_ALWAYS_DENY: Answer.ValueType  # 4
 """The tool is denied for the rest of the session."""
 Global___Answer: _TypeAlias = Answer  # noqa: Y015
 
+class _ToolTrust:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ToolTrustEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ToolTrust.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    TOOL_TRUST_UNSPECIFIED: _ToolTrust.ValueType  # 0
+    TOOL_TRUST_NEW: _ToolTrust.ValueType  # 1
+    """First sight: this definition is trusted from now on."""
+    TOOL_TRUST_TRUSTED: _ToolTrust.ValueType  # 2
+    """The same definition as the trusted one."""
+    TOOL_TRUST_CHANGED: _ToolTrust.ValueType  # 3
+    """Differs from the trusted definition: calls ask until AcceptToolChange."""
+
+class ToolTrust(_ToolTrust, metaclass=_ToolTrustEnumTypeWrapper):
+    """ToolTrust says how a registered definition compares with the trusted one."""
+
+TOOL_TRUST_UNSPECIFIED: ToolTrust.ValueType  # 0
+TOOL_TRUST_NEW: ToolTrust.ValueType  # 1
+"""First sight: this definition is trusted from now on."""
+TOOL_TRUST_TRUSTED: ToolTrust.ValueType  # 2
+"""The same definition as the trusted one."""
+TOOL_TRUST_CHANGED: ToolTrust.ValueType  # 3
+"""Differs from the trusted definition: calls ask until AcceptToolChange."""
+Global___ToolTrust: _TypeAlias = ToolTrust  # noqa: Y015
+
 class _Role:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -350,6 +376,7 @@ class InspectRequest(_message.Message):
     MODE_FIELD_NUMBER: _builtins.int
     TASK_FIELD_NUMBER: _builtins.int
     RECENT_USER_MESSAGES_FIELD_NUMBER: _builtins.int
+    RECENT_TOOL_OUTPUTS_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     mode: Global___PermissionMode.ValueType
     """A stricter mode than the policy's for this request; looser ones are ignored."""
@@ -363,6 +390,14 @@ class InspectRequest(_message.Message):
         runtime does not keep the session's history in the sidecar.
         """
 
+    @_builtins.property
+    def recent_tool_outputs(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolOutput]:
+        """Recent tool outputs and fetched content, when the runtime does not Append its
+        history to the ContextService: they are checked for prompt injection like
+        appended tool results, and a flagged one taints the session. At most 32 items
+        and 256 KiB in all.
+        """
+
     def __init__(
         self,
         *,
@@ -371,14 +406,43 @@ class InspectRequest(_message.Message):
         mode: Global___PermissionMode.ValueType = ...,
         task: _builtins.str = ...,
         recent_user_messages: _abc.Iterable[_builtins.str] | None = ...,
+        recent_tool_outputs: _abc.Iterable[Global___ToolOutput] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["mode", b"mode", "recent_user_messages", b"recent_user_messages", "session_id", b"session_id", "task", b"task", "tool_calls", b"tool_calls"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["mode", b"mode", "recent_tool_outputs", b"recent_tool_outputs", "recent_user_messages", b"recent_user_messages", "session_id", b"session_id", "task", b"task", "tool_calls", b"tool_calls"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___InspectRequest: _TypeAlias = InspectRequest  # noqa: Y015
+
+@_typing.final
+class ToolOutput(_message.Message):
+    """ToolOutput is what a tool returned (or content the agent fetched) before this Inspect."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOOL_CALL_ID_FIELD_NUMBER: _builtins.int
+    TOOL_NAME_FIELD_NUMBER: _builtins.int
+    CONTENT_FIELD_NUMBER: _builtins.int
+    tool_call_id: _builtins.str
+    """The call that produced it, if any; names it in approval prompts."""
+    tool_name: _builtins.str
+    content: _builtins.str
+    def __init__(
+        self,
+        *,
+        tool_call_id: _builtins.str = ...,
+        tool_name: _builtins.str = ...,
+        content: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "tool_call_id", b"tool_call_id", "tool_name", b"tool_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ToolOutput: _TypeAlias = ToolOutput  # noqa: Y015
 
 @_typing.final
 class Finding(_message.Message):
@@ -556,6 +620,204 @@ class RecordDecisionResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___RecordDecisionResponse: _TypeAlias = RecordDecisionResponse  # noqa: Y015
+
+@_typing.final
+class ToolDefinition(_message.Message):
+    """ToolDefinition is one tool as the model is told about it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    DESCRIPTION_FIELD_NUMBER: _builtins.int
+    INPUT_SCHEMA_JSON_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    OUTPUT_SCHEMA_JSON_FIELD_NUMBER: _builtins.int
+    ANNOTATIONS_JSON_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The name the model calls it by (ToolCall.name), e.g. "create_issue" or
+    "mcp__github__create_issue".
+    """
+    description: _builtins.str
+    input_schema_json: _builtins.str
+    """The input JSON Schema, as a JSON object."""
+    title: _builtins.str
+    output_schema_json: _builtins.str
+    """The output JSON Schema, when the tool declares one."""
+    annotations_json: _builtins.str
+    """Tool annotations (MCP readOnlyHint, destructiveHint, ...), as a JSON object."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        description: _builtins.str = ...,
+        input_schema_json: _builtins.str = ...,
+        title: _builtins.str = ...,
+        output_schema_json: _builtins.str = ...,
+        annotations_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["annotations_json", b"annotations_json", "description", b"description", "input_schema_json", b"input_schema_json", "name", b"name", "output_schema_json", b"output_schema_json", "title", b"title"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ToolDefinition: _TypeAlias = ToolDefinition  # noqa: Y015
+
+@_typing.final
+class RegisterToolsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    SERVER_FIELD_NUMBER: _builtins.int
+    TOOLS_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    server: _builtins.str
+    """The server or extension offering the tools (an MCP server's name); "" for the
+    runtime's own tools.
+    """
+    @_builtins.property
+    def tools(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolDefinition]:
+        """The server's whole list: a tool registered before and missing now is reported
+        as removed (its trusted definition is kept).
+        """
+
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+        server: _builtins.str = ...,
+        tools: _abc.Iterable[Global___ToolDefinition] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["server", b"server", "session_id", b"session_id", "tools", b"tools"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RegisterToolsRequest: _TypeAlias = RegisterToolsRequest  # noqa: Y015
+
+@_typing.final
+class ToolStatus(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    TRUST_FIELD_NUMBER: _builtins.int
+    FINGERPRINT_FIELD_NUMBER: _builtins.int
+    TRUSTED_FINGERPRINT_FIELD_NUMBER: _builtins.int
+    VERDICT_FIELD_NUMBER: _builtins.int
+    FINDINGS_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    trust: Global___ToolTrust.ValueType
+    fingerprint: _builtins.str
+    """SHA-256 of the canonical JSON of the definition just registered."""
+    trusted_fingerprint: _builtins.str
+    """The trusted definition's fingerprint (equal to fingerprint unless changed)."""
+    verdict: Global___Verdict.ValueType
+    """What calls to the tool get from its definition alone (drift, poisoning)."""
+    @_builtins.property
+    def findings(self) -> _containers.RepeatedCompositeFieldContainer[Global___Finding]:
+        """What the scan of its description and schemas found, and the drift."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        trust: Global___ToolTrust.ValueType = ...,
+        fingerprint: _builtins.str = ...,
+        trusted_fingerprint: _builtins.str = ...,
+        verdict: Global___Verdict.ValueType = ...,
+        findings: _abc.Iterable[Global___Finding] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["findings", b"findings", "fingerprint", b"fingerprint", "name", b"name", "trust", b"trust", "trusted_fingerprint", b"trusted_fingerprint", "verdict", b"verdict"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ToolStatus: _TypeAlias = ToolStatus  # noqa: Y015
+
+@_typing.final
+class RegisterToolsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOOLS_FIELD_NUMBER: _builtins.int
+    REMOVED_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tools(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolStatus]:
+        """One per registered tool, in request order."""
+
+    @_builtins.property
+    def removed(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Tools of this server registered before and missing from this list."""
+
+    def __init__(
+        self,
+        *,
+        tools: _abc.Iterable[Global___ToolStatus] | None = ...,
+        removed: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["removed", b"removed", "tools", b"tools"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RegisterToolsResponse: _TypeAlias = RegisterToolsResponse  # noqa: Y015
+
+@_typing.final
+class AcceptToolChangeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SERVER_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    FINGERPRINT_FIELD_NUMBER: _builtins.int
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    server: _builtins.str
+    name: _builtins.str
+    fingerprint: _builtins.str
+    """The fingerprint of the changed definition being accepted (from the prompt or
+    ToolStatus.fingerprint).
+    """
+    session_id: _builtins.str
+    """The session whose prompt was answered, for the audit log (optional)."""
+    def __init__(
+        self,
+        *,
+        server: _builtins.str = ...,
+        name: _builtins.str = ...,
+        fingerprint: _builtins.str = ...,
+        session_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fingerprint", b"fingerprint", "name", b"name", "server", b"server", "session_id", b"session_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AcceptToolChangeRequest: _TypeAlias = AcceptToolChangeRequest  # noqa: Y015
+
+@_typing.final
+class AcceptToolChangeResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TRUSTED_FINGERPRINT_FIELD_NUMBER: _builtins.int
+    PREVIOUS_FINGERPRINT_FIELD_NUMBER: _builtins.int
+    trusted_fingerprint: _builtins.str
+    previous_fingerprint: _builtins.str
+    """The fingerprint that was trusted before."""
+    def __init__(
+        self,
+        *,
+        trusted_fingerprint: _builtins.str = ...,
+        previous_fingerprint: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["previous_fingerprint", b"previous_fingerprint", "trusted_fingerprint", b"trusted_fingerprint"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AcceptToolChangeResponse: _TypeAlias = AcceptToolChangeResponse  # noqa: Y015
 
 @_typing.final
 class GetStatusRequest(_message.Message):

@@ -50,6 +50,16 @@ class PolicyServiceStub:
                 request_serializer=sidecar_dot_v1_dot_sidecar__pb2.GetStatusRequest.SerializeToString,
                 response_deserializer=sidecar_dot_v1_dot_sidecar__pb2.GetStatusResponse.FromString,
                 _registered_method=True)
+        self.RegisterTools = channel.unary_unary(
+                '/sidecar.v1.PolicyService/RegisterTools',
+                request_serializer=sidecar_dot_v1_dot_sidecar__pb2.RegisterToolsRequest.SerializeToString,
+                response_deserializer=sidecar_dot_v1_dot_sidecar__pb2.RegisterToolsResponse.FromString,
+                _registered_method=True)
+        self.AcceptToolChange = channel.unary_unary(
+                '/sidecar.v1.PolicyService/AcceptToolChange',
+                request_serializer=sidecar_dot_v1_dot_sidecar__pb2.AcceptToolChangeRequest.SerializeToString,
+                response_deserializer=sidecar_dot_v1_dot_sidecar__pb2.AcceptToolChangeResponse.FromString,
+                _registered_method=True)
 
 
 class PolicyServiceServicer:
@@ -90,6 +100,30 @@ class PolicyServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RegisterTools(self, request, context):
+        """RegisterTools tells the sidecar the definitions of the tools a server offers a
+        session (an MCP server's tools/list, or the runtime's own tools with server "").
+        Each (server, name) is fingerprinted over canonical JSON (sorted keys). The first
+        definition seen is trusted; a later one that differs makes the tool's calls
+        VERDICT_REQUIRE_APPROVAL until AcceptToolChange accepts it, in every session and
+        across restarts. A tool that disappears keeps its trusted definition, so one that
+        comes back changed is drift too. Descriptions and schemas are scanned for
+        instructions aimed at the model; a finding asks or denies per policy.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AcceptToolChange(self, request, context):
+        """AcceptToolChange makes a changed definition the trusted one. It names the
+        definition by the fingerprint the approval prompt showed: a definition that
+        changed again since is FAILED_PRECONDITION; an unknown tool is NOT_FOUND. It needs
+        the approval token like RecordDecision, and every acceptance is audited.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PolicyServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -107,6 +141,16 @@ def add_PolicyServiceServicer_to_server(servicer, server):
                     servicer.GetStatus,
                     request_deserializer=sidecar_dot_v1_dot_sidecar__pb2.GetStatusRequest.FromString,
                     response_serializer=sidecar_dot_v1_dot_sidecar__pb2.GetStatusResponse.SerializeToString,
+            ),
+            'RegisterTools': grpc.unary_unary_rpc_method_handler(
+                    servicer.RegisterTools,
+                    request_deserializer=sidecar_dot_v1_dot_sidecar__pb2.RegisterToolsRequest.FromString,
+                    response_serializer=sidecar_dot_v1_dot_sidecar__pb2.RegisterToolsResponse.SerializeToString,
+            ),
+            'AcceptToolChange': grpc.unary_unary_rpc_method_handler(
+                    servicer.AcceptToolChange,
+                    request_deserializer=sidecar_dot_v1_dot_sidecar__pb2.AcceptToolChangeRequest.FromString,
+                    response_serializer=sidecar_dot_v1_dot_sidecar__pb2.AcceptToolChangeResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -191,6 +235,60 @@ class PolicyService:
             '/sidecar.v1.PolicyService/GetStatus',
             sidecar_dot_v1_dot_sidecar__pb2.GetStatusRequest.SerializeToString,
             sidecar_dot_v1_dot_sidecar__pb2.GetStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RegisterTools(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sidecar.v1.PolicyService/RegisterTools',
+            sidecar_dot_v1_dot_sidecar__pb2.RegisterToolsRequest.SerializeToString,
+            sidecar_dot_v1_dot_sidecar__pb2.RegisterToolsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AcceptToolChange(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sidecar.v1.PolicyService/AcceptToolChange',
+            sidecar_dot_v1_dot_sidecar__pb2.AcceptToolChangeRequest.SerializeToString,
+            sidecar_dot_v1_dot_sidecar__pb2.AcceptToolChangeResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -58,6 +58,22 @@ class PolicyServiceStub:
     """
     GetStatus: _grpc.UnaryUnaryMultiCallable[_sidecar_pb2.GetStatusRequest, _sidecar_pb2.GetStatusResponse]
     """GetStatus reports the policy being served and how the last reload went."""
+    RegisterTools: _grpc.UnaryUnaryMultiCallable[_sidecar_pb2.RegisterToolsRequest, _sidecar_pb2.RegisterToolsResponse]
+    """RegisterTools tells the sidecar the definitions of the tools a server offers a
+    session (an MCP server's tools/list, or the runtime's own tools with server "").
+    Each (server, name) is fingerprinted over canonical JSON (sorted keys). The first
+    definition seen is trusted; a later one that differs makes the tool's calls
+    VERDICT_REQUIRE_APPROVAL until AcceptToolChange accepts it, in every session and
+    across restarts. A tool that disappears keeps its trusted definition, so one that
+    comes back changed is drift too. Descriptions and schemas are scanned for
+    instructions aimed at the model; a finding asks or denies per policy.
+    """
+    AcceptToolChange: _grpc.UnaryUnaryMultiCallable[_sidecar_pb2.AcceptToolChangeRequest, _sidecar_pb2.AcceptToolChangeResponse]
+    """AcceptToolChange makes a changed definition the trusted one. It names the
+    definition by the fingerprint the approval prompt showed: a definition that
+    changed again since is FAILED_PRECONDITION; an unknown tool is NOT_FOUND. It needs
+    the approval token like RecordDecision, and every acceptance is audited.
+    """
 
 @_typing.type_check_only
 class PolicyServiceAsyncStub(PolicyServiceStub):
@@ -84,6 +100,22 @@ class PolicyServiceAsyncStub(PolicyServiceStub):
     """
     GetStatus: _aio.UnaryUnaryMultiCallable[_sidecar_pb2.GetStatusRequest, _sidecar_pb2.GetStatusResponse]  # type: ignore[assignment]
     """GetStatus reports the policy being served and how the last reload went."""
+    RegisterTools: _aio.UnaryUnaryMultiCallable[_sidecar_pb2.RegisterToolsRequest, _sidecar_pb2.RegisterToolsResponse]  # type: ignore[assignment]
+    """RegisterTools tells the sidecar the definitions of the tools a server offers a
+    session (an MCP server's tools/list, or the runtime's own tools with server "").
+    Each (server, name) is fingerprinted over canonical JSON (sorted keys). The first
+    definition seen is trusted; a later one that differs makes the tool's calls
+    VERDICT_REQUIRE_APPROVAL until AcceptToolChange accepts it, in every session and
+    across restarts. A tool that disappears keeps its trusted definition, so one that
+    comes back changed is drift too. Descriptions and schemas are scanned for
+    instructions aimed at the model; a finding asks or denies per policy.
+    """
+    AcceptToolChange: _aio.UnaryUnaryMultiCallable[_sidecar_pb2.AcceptToolChangeRequest, _sidecar_pb2.AcceptToolChangeResponse]  # type: ignore[assignment]
+    """AcceptToolChange makes a changed definition the trusted one. It names the
+    definition by the fingerprint the approval prompt showed: a definition that
+    changed again since is FAILED_PRECONDITION; an unknown tool is NOT_FOUND. It needs
+    the approval token like RecordDecision, and every acceptance is audited.
+    """
 
 class PolicyServiceServicer(metaclass=_abc_1.ABCMeta):
     """PolicyService decides whether an agent may run the tool calls it proposes."""
@@ -125,6 +157,34 @@ class PolicyServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_sidecar_pb2.GetStatusResponse, _abc.Awaitable[_sidecar_pb2.GetStatusResponse]]:
         """GetStatus reports the policy being served and how the last reload went."""
+
+    @_abc_1.abstractmethod
+    def RegisterTools(
+        self,
+        request: _sidecar_pb2.RegisterToolsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_sidecar_pb2.RegisterToolsResponse, _abc.Awaitable[_sidecar_pb2.RegisterToolsResponse]]:
+        """RegisterTools tells the sidecar the definitions of the tools a server offers a
+        session (an MCP server's tools/list, or the runtime's own tools with server "").
+        Each (server, name) is fingerprinted over canonical JSON (sorted keys). The first
+        definition seen is trusted; a later one that differs makes the tool's calls
+        VERDICT_REQUIRE_APPROVAL until AcceptToolChange accepts it, in every session and
+        across restarts. A tool that disappears keeps its trusted definition, so one that
+        comes back changed is drift too. Descriptions and schemas are scanned for
+        instructions aimed at the model; a finding asks or denies per policy.
+        """
+
+    @_abc_1.abstractmethod
+    def AcceptToolChange(
+        self,
+        request: _sidecar_pb2.AcceptToolChangeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_sidecar_pb2.AcceptToolChangeResponse, _abc.Awaitable[_sidecar_pb2.AcceptToolChangeResponse]]:
+        """AcceptToolChange makes a changed definition the trusted one. It names the
+        definition by the fingerprint the approval prompt showed: a definition that
+        changed again since is FAILED_PRECONDITION; an unknown tool is NOT_FOUND. It needs
+        the approval token like RecordDecision, and every acceptance is audited.
+        """
 
 def add_PolicyServiceServicer_to_server(servicer: PolicyServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 

@@ -1,0 +1,225 @@
+"""Signs of instructions aimed at the model, in text it reads.
+
+Two scopes: `content` (tool results and fetched content, on Append or passed on Inspect)
+and `tools` (tool descriptions and schemas, on RegisterTools). The text is made plain first
+(`unicode.reveal`: hidden characters removed, tag text decoded, look-alikes mapped), then
+the policy's RE2 rules run over it in one pass (PatternFilter), encoded blocks (base64, hex)
+that decode to text are scanned too, and combinations of categories add their own sign.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+import re2
+
+from sidecar.inspection.verdict import Risk
+from sidecar.integrity.definitions import ToolDefinition, texts_of
+from sidecar.integrity.unicode import UnicodeSign, escaped, reveal
+from sidecar.matching.pattern_filter import PatternFilter
+from sidecar.policy.schema import (
+    InjectionCombination,
+    InjectionPolicy,
+    InjectionRule,
+    ScanScope,
+    UnicodeRisks,
+)
+
+MAX_BLOCKS = 8  # encoded blocks decoded per text
+MAX_BLOCK_CHARS = 64 * 1024
+_EXCERPT_BEFORE = 60
+_EXCERPT_AFTER = 160
+_SPACES = re2.compile(r"\s+")
+_UNICODE_MESSAGES = {
+    "tag_text": "Hidden text in Unicode tag characters: {detail}",
+    "bidi_controls": "Bidirectional control characters that reorder what a person sees: {detail}",
+    "zero_width": "Zero-width characters hidden inside words: {detail}",
+    "variation_selectors": "Variation selectors that can carry hidden data: {detail}",
+    "confusables": "Words mixing Latin with Cyrillic or Greek look-alike letters: {detail}",
+}
+ENCODED = "encoded"
+HIDDEN = "hidden_text"
+
+
+class Sign(NamedTuple):
+    rule_id: str
+    category: str
+    risk: Risk
+    message: str
+    excerpt: str = ""
+
+
+def worst(signs: Iterable[Sign]) -> Risk | None:
+    return max((s.risk for s in signs), default=None)
+
+
+class _Scope:
+    def __init__(
+        self,
+        scope: ScanScope,
+        rules: Sequence[InjectionRule],
+        combinations: Sequence[InjectionCombination],
+        unicode: UnicodeRisks,
+    ) -> None:
+        self.rules = [r for r in rules if scope in r.scope]
+        self.risks = [
+            Risk[((r.risk_in_tools or r.risk) if scope == "tools" else r.risk).upper()]
+            for r in self.rules
+        ]
+        self.filter = PatternFilter([r.pattern for r in self.rules])
+        self.regexes = [re2.compile(r.pattern) for r in self.rules]
+        self.combinations = [c for c in combinations if scope in c.scope]
+        self.unicode = unicode
+
+
+class Scanner:
+    def __init__(self, policy: InjectionPolicy, tool_unicode: UnicodeRisks) -> None:
+        self._policy = policy
+        self._scopes = {
+            "content": _Scope("content", policy.rules, policy.combinations, policy.unicode),
+            "tools": _Scope("tools", policy.rules, policy.combinations, tool_unicode),
+        }
+        size = policy.encoded_min_length
+        self._base64 = re2.compile(f"[A-Za-z0-9+/_-]{{{size},}}={{0,2}}")
+        self._hex = re2.compile(f"(?:[0-9A-Fa-f]{{2}}){{{(size + 1) // 2},}}")
+
+    def scan(self, text: str, scope: ScanScope = "content") -> list[Sign]:
+        if not text:
+            return []
+        compiled = self._scopes[scope]
+        revealed = reveal(text)
+        signs = [_unicode_sign(u, compiled.unicode) for u in revealed.signs]
+        signs += self._rules(revealed.text, compiled, "")
+        signs += self._encoded(revealed.text, compiled)
+        signs += _combined(signs, compiled.combinations)
+        return signs
+
+    def scan_definition(self, definition: ToolDefinition) -> list[Sign]:
+        return self.scan("\n".join(texts_of(definition)), "tools")
+
+    def _rules(self, text: str, compiled: _Scope, where: str) -> list[Sign]:
+        found: list[Sign] = []
+        for index in sorted(compiled.filter.matching(text)):
+            rule = compiled.rules[index]
+            match = compiled.regexes[index].search(text)
+            excerpt = _excerpt(text, match.start(), match.end()) if match else ""
+            found.append(
+                Sign(rule.id, rule.category, compiled.risks[index], rule.message + where, excerpt)
+            )
+        return found
+
+    def _encoded(self, text: str, compiled: _Scope) -> list[Sign]:
+        """Base64 and hex blocks that decode to text: scanned as text, and a sign of their
+        own (low: alone it means nothing; next to a note to an AI it does)."""
+        if len(text) < self._policy.encoded_min_length:
+            return []
+        found: list[Sign] = []
+        blocks = 0
+        for regex, decode in ((self._base64, _from_base64), (self._hex, _from_hex)):
+            for match in regex.finditer(text):
+                if blocks >= MAX_BLOCKS:
+                    break
+                decoded = decode(match.group(0)[:MAX_BLOCK_CHARS])
+                if decoded is None:
+                    continue
+                blocks += 1
+                inner = self._rules(reveal(decoded).text, compiled, " (in an encoded block)")
+                found += inner
+                if not any(s.category == ENCODED for s in found):
+                    found.append(
+                        Sign(
+                            "injection.encoded-text",
+                            ENCODED,
+                            Risk.LOW,
+                            "A block of encoded text",
+                            escaped(decoded[:_EXCERPT_AFTER]),
+                        )
+                    )
+        return found
+
+    def check_examples(self) -> list[str]:
+        """Each rule's examples must behave as written (checked when the policy loads)."""
+        problems: list[str] = []
+        for rule in self._policy.rules:
+            regex = re2.compile(rule.pattern)
+            for example in rule.examples.match:
+                if regex.search(reveal(example).text) is None:
+                    problems.append(f"injection rule {rule.id}: example {example!r} should match")
+            for example in rule.examples.no_match:
+                if regex.search(reveal(example).text) is not None:
+                    problems.append(
+                        f"injection rule {rule.id}: example {example!r} should not match"
+                    )
+        return problems
+
+
+def _unicode_sign(sign: UnicodeSign, risks: UnicodeRisks) -> Sign:
+    risk = Risk[str(getattr(risks, sign.kind)).upper()]
+    message = _UNICODE_MESSAGES[sign.kind].format(detail=escaped(sign.detail)[:200])
+    return Sign(f"injection.unicode.{sign.kind.replace('_', '-')}", HIDDEN, risk, message)
+
+
+def _combined(signs: list[Sign], combinations: Sequence[InjectionCombination]) -> list[Sign]:
+    if len(signs) < 2:
+        return []
+    categories = {s.category for s in signs}
+    found: list[Sign] = []
+    for combination in combinations:
+        if set(combination.categories) <= categories:
+            excerpt = next(
+                (s.excerpt for s in signs if s.category == combination.categories[0]), ""
+            )
+            found.append(
+                Sign(
+                    combination.id,
+                    "+".join(combination.categories),
+                    Risk[combination.risk.upper()],
+                    combination.message,
+                    excerpt,
+                )
+            )
+    return found
+
+
+def _excerpt(text: str, start: int, end: int) -> str:
+    begin = max(0, start - _EXCERPT_BEFORE)
+    piece = text[begin : min(len(text), end + _EXCERPT_AFTER)]
+    piece = str(_SPACES.sub(" ", escaped(piece))).strip()
+    return ("..." if begin else "") + piece
+
+
+def _from_base64(block: str) -> str | None:
+    stripped = block.rstrip("=")
+    if len(stripped) % 4 == 1:
+        return None
+    padded = stripped + "=" * (-len(stripped) % 4)
+    try:
+        if "-" in padded or "_" in padded:
+            raw = base64.urlsafe_b64decode(padded)
+        else:
+            raw = base64.b64decode(padded)
+    except (binascii.Error, ValueError):
+        return None
+    return _as_text(raw)
+
+
+def _from_hex(block: str) -> str | None:
+    try:
+        return _as_text(bytes.fromhex(block))
+    except ValueError:
+        return None
+
+
+def _as_text(raw: bytes) -> str | None:
+    """Prose-like text (what an instruction would be), not binary, keys or hashes."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if text.count(" ") < 2:
+        return None
+    printable = sum(1 for c in text if c.isprintable() or c in "\n\t")
+    return text if printable >= 0.95 * len(text) else None

@@ -1,0 +1,135 @@
+"""Text a person cannot see but a model reads: invisible characters, hidden tag text and
+look-alike letters, found and undone before the injection rules look at a text.
+
+- Tag characters (U+E0000-U+E007F) spell ASCII that no font draws: decoded, so the hidden
+  text is shown and scanned. Emoji subdivision flags (a black flag, lowercase tags, a cancel
+  tag) are the one legitimate use and are left alone.
+- Bidi controls (embeddings, overrides, isolates) reorder what a person sees.
+- Zero-width characters inside a word split it for a reader's eye and for naive matching.
+  The joiners are legitimate between emoji and in scripts that need them (Persian, Indic),
+  so only a joiner between two Latin letters counts.
+- Runs of variation selectors carry bytes ("emoji smuggling").
+- Words mixing Latin with Cyrillic or Greek look-alikes (`Ign\\u043ere`: a Cyrillic o).
+
+`reveal` returns the text made plain (invisibles removed, NFKC, look-alikes mapped to
+Latin, tag text appended) and what was found. Pure ASCII text costs one `isascii` call.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import NamedTuple
+
+import re2
+
+# Characters that draw nothing (besides the ones handled on their own below).
+_INVISIBLE = re2.compile(
+    "[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+    "\U000e0000-\U000e007f\ufe00-\ufe0f\U000e0100-\U000e01ef]"
+)
+_TAG_RUN = re2.compile("[\U000e0000-\U000e007f]+")
+_BIDI = re2.compile("[\u202a-\u202e\u2066-\u2069]")
+# A zero-width character with a Latin letter on both sides (also the joiners: between two
+# Latin letters they have no job to do).
+_ZERO_WIDTH_IN_WORD = re2.compile("[A-Za-z][\u200b-\u200d\u2060\ufeff\u00ad]+[A-Za-z]")
+_SELECTOR_RUN = re2.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{4,}")
+_MIXED_SCRIPT = re2.compile(
+    r"[\p{Latin}][\p{Cyrillic}\p{Greek}]|[\p{Cyrillic}\p{Greek}][\p{Latin}]"
+)
+_WORD = re2.compile(r"[\p{L}\p{M}\p{N}_]+")
+_BLACK_FLAG = "\U0001f3f4"
+_CANCEL_TAG = "\U000e007f"
+
+# Cyrillic and Greek letters drawn like Latin ones.
+_LOOK_ALIKES = str.maketrans(
+    "аеорсухіјѕԁԛԝһӏАВЕКМНОРСТХЅІЈοαινρτκυχΑΒΕΗΙΚΜΝΟΡΤΧΥΖ",
+    "aeopcyxijsdqwhlABEKMHOPCTXSIJoaivptkuxABEHIKMNOPTXYZ",
+)
+
+
+class UnicodeSign(NamedTuple):
+    kind: str  # tag_text | bidi_controls | zero_width | variation_selectors | confusables
+    detail: str  # what a person should see: the hidden text, the words, the code points
+
+
+class Revealed(NamedTuple):
+    text: str  # what the rules read
+    signs: tuple[UnicodeSign, ...]
+
+
+def reveal(text: str) -> Revealed:
+    if text.isascii():
+        return Revealed(text, ())
+    signs: list[UnicodeSign] = []
+    hidden = _tag_text(text)
+    if hidden:
+        signs.append(UnicodeSign("tag_text", hidden))
+    bidi = _BIDI.findall(text)
+    if bidi:
+        shown = ", ".join(sorted({f"U+{ord(c):04X}" for c in bidi}))
+        signs.append(UnicodeSign("bidi_controls", f"{len(bidi)} ({shown})"))
+    split = _ZERO_WIDTH_IN_WORD.findall(text)
+    if split:
+        words = ", ".join(escaped(w) for w in split[:3])
+        signs.append(UnicodeSign("zero_width", f"{len(split)} inside words ({words})"))
+    selectors = _SELECTOR_RUN.findall(text)
+    if selectors:
+        longest = max(len(run) for run in selectors)
+        signs.append(UnicodeSign("variation_selectors", f"a run of {longest}"))
+    plain = _INVISIBLE.sub("", text) if _INVISIBLE.search(text) else text
+    plain = unicodedata.normalize("NFKC", plain)
+    if _MIXED_SCRIPT.search(plain):
+        mixed = [w for w in _WORD.findall(plain) if _MIXED_SCRIPT.search(w)]
+        if mixed:
+            signs.append(UnicodeSign("confusables", ", ".join(mixed[:5])[:200]))
+            plain = _WORD.sub(_latin_if_mixed, plain)
+    if hidden:
+        plain = f"{plain}\n{hidden}"
+    return Revealed(plain, tuple(signs))
+
+
+def _latin_if_mixed(match: re2._Match) -> str:
+    word = str(match.group(0))
+    return word.translate(_LOOK_ALIKES) if _MIXED_SCRIPT.search(word) else word
+
+
+def _tag_text(text: str) -> str:
+    """ASCII spelled in tag characters, except emoji subdivision flags."""
+    if max(text) < "\U000e0000":
+        return ""
+    pieces: list[str] = []
+    for match in _TAG_RUN.finditer(text):
+        run = match.group(0)
+        start = match.start()
+        if (
+            start > 0
+            and text[start - 1] == _BLACK_FLAG
+            and run.endswith(_CANCEL_TAG)
+            and len(run) <= 8
+            and all("a" <= chr(ord(c) - 0xE0000) <= "z" or c == _CANCEL_TAG for c in run)
+        ):
+            continue  # a subdivision flag, e.g. Scotland's
+        decoded = "".join(chr(ord(c) - 0xE0000) for c in run if ord(c) - 0xE0000 >= 0x20)
+        if decoded.strip():
+            pieces.append(decoded.replace("\x7f", ""))
+    return " ".join(pieces)
+
+
+def escaped(text: str) -> str:
+    """Invisible and control characters written out (`\\u200b`), so a prompt shows them."""
+    if text.isascii() and text.isprintable():
+        return text
+    out: list[str] = []
+    for char in text:
+        code = ord(char)
+        if char in "\n\t":
+            out.append(char)
+        elif (
+            unicodedata.category(char) in ("Cf", "Cc", "Co", "Cn", "Zl", "Zp")
+            or 0xFE00 <= code <= 0xFE0F
+            or 0xE0100 <= code <= 0xE01EF
+        ):
+            out.append(f"\\u{{{code:04x}}}")
+        else:
+            out.append(char)
+    return "".join(out)
