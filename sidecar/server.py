@@ -64,6 +64,9 @@ ALL_SERVICES = (OVERALL, POLICY_SERVICE, CONTEXT_SERVICE, POLICY_RELOAD, STATE)
 SERVICES = (OVERALL, POLICY_SERVICE, CONTEXT_SERVICE, POLICY_RELOAD)
 PRUNE_EVERY_SECONDS = 60.0
 FLUSH_EVERY_SECONDS = 1.0
+# On shutdown, grpc is stopped once no call has reached the drain gate for this long:
+# grpc cancels calls it has taken but not yet handed over, so they are let through first.
+DRAIN_QUIET_SECONDS = 0.2
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
@@ -483,7 +486,8 @@ class Sidecar:
         if self._gate is not None:
             self._gate.close()
             started = time.monotonic()
-            if self._gate.in_progress and not await self._gate.drained(grace):
+            settled = await self._gate.settled(DRAIN_QUIET_SECONDS, grace)
+            if not settled and self._gate.in_progress:
                 log.warning(
                     "%d calls still running after the %ss grace period; cancelling them",
                     self._gate.in_progress,

@@ -1,0 +1,123 @@
+"""SIGTERM while many clients send calls back to back (the re-probe's shape): every call
+is answered for real or told UNAVAILABLE, none is CANCELLED, and every answer given has
+its decision-log record."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import grpc
+
+from sidecar.v1 import sidecar_pb2 as pb
+from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
+from sidecar.workers import _free_port
+from tests.conftest import shell
+from tests.test_server_process import wait_serving
+
+CLIENTS = 16
+
+
+def _serve(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], str, Path]:
+    # Workers share a TCP address (SO_REUSEPORT); one server alone listens on a socket file.
+    target = (
+        f"127.0.0.1:{_free_port('127.0.0.1')}"
+        if "--workers" in args
+        else f"unix:{tmp_path / 'drain.sock'}"
+    )
+    decisions = tmp_path / "decisions.log"
+    process = subprocess.Popen(
+        [
+            sys.executable, "-m", "sidecar", "serve",
+            "--listen", target, "--metrics-listen", "off",
+            "--state", str(tmp_path / "state.db"), "--mode", "auto",
+            "--decision-log", str(decisions), "--grace-seconds", "20", *args,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    wait_serving(target)
+    return process, target, decisions
+
+
+class BackToBack:
+    """CLIENTS threads, each on its own channel, each sending the next call as soon as the
+    last one is answered, until one is refused."""
+
+    def __init__(self, target: str, request: RequestFor) -> None:
+        self.answered: list[str] = []  # decision ids
+        self.refused: list[str] = []  # status code names
+        self._lock = threading.Lock()
+        self.threads = [
+            threading.Thread(target=self._client, args=(target, i, request)) for i in range(CLIENTS)
+        ]
+        for thread in self.threads:
+            thread.start()
+
+    def _client(self, target: str, index: int, request: RequestFor) -> None:
+        with grpc.insecure_channel(target) as channel:
+            stub = pb_grpc.PolicyServiceStub(channel)
+            for count in range(1_000_000):
+                try:
+                    response = stub.Inspect(request(index, count), timeout=60)
+                except grpc.RpcError as error:
+                    with self._lock:
+                        self.refused.append(error.code().name)
+                    return
+                with self._lock:
+                    self.answered.append(response.decision_id)
+
+    def join(self) -> None:
+        for thread in self.threads:
+            thread.join()
+
+
+class RequestFor:
+    def __init__(self, command: str) -> None:
+        self.command = command
+
+    def __call__(self, index: int, count: int) -> pb.InspectRequest:
+        return pb.InspectRequest(
+            session_id=f"stream-{index}",
+            tool_calls=[shell("1", self.command.format(index=index, count=count))],
+        )
+
+
+def _run(tmp_path: Path, command: str, *args: str) -> None:
+    process, target, decisions = _serve(tmp_path, *args)
+    try:
+        clients = BackToBack(target, RequestFor(command))
+        while len(clients.answered) < 3 * CLIENTS:  # the stream is flowing
+            time.sleep(0.01)
+        process.send_signal(signal.SIGTERM)
+        clients.join()
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert len(clients.refused) == CLIENTS  # each client stops at its first refusal
+    assert set(clients.refused) == {"UNAVAILABLE"}, clients.refused
+    assert process.returncode == 0, err
+    logged = {
+        json.loads(line)["decision_id"] for line in decisions.read_text().splitlines() if line
+    }
+    missing = [d for d in clients.answered if d not in logged]
+    assert not missing, f"{len(missing)} answered calls have no decision-log record"
+
+
+def test_sigterm_mid_stream_of_small_calls_cancels_none(tmp_path: Path) -> None:
+    _run(tmp_path, "ls {count}")
+
+
+def test_sigterm_mid_stream_of_heavy_calls_cancels_none(tmp_path: Path) -> None:
+    _run(tmp_path, "echo {index} {count}; " + "cat f | " * 300 + "make")
+
+
+def test_sigterm_mid_stream_with_two_workers_cancels_none(tmp_path: Path) -> None:
+    _run(tmp_path, "ls {count}", "--workers", "2")
