@@ -31,13 +31,25 @@ from sidecar.observability.interceptors import MetricsInterceptor
 from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import bundled_policy_dir
 from sidecar.policy.reloader import PolicyReloader, ReloadOutcome
+from sidecar.policy.schema import MAX_TOOL_CALLS
 from sidecar.policy.shadow import ShadowEvaluator
 from sidecar.secrets import SecretScanner
 from sidecar.service.approval_auth import ApprovalGate, read_token
-from sidecar.service.context_service import ContextService, add_context_service
+from sidecar.service.context_service import (
+    MAX_MESSAGES_PER_CALL,
+    MAX_PARTS_PER_CALL,
+    ContextService,
+    add_context_service,
+)
 from sidecar.service.drain import DrainGate
 from sidecar.service.errors import EdgeGuard
-from sidecar.service.policy_service import PolicyService, SlotStatus, StatusReport
+from sidecar.service.policy_service import (
+    MAX_RECENT_USER_MESSAGES,
+    PolicyService,
+    SlotStatus,
+    StatusReport,
+)
+from sidecar.service.preflight import Preflight
 from sidecar.shell.isolation import IsolatedAnalyser, IsolationSettings
 from sidecar.state.approvals import ApprovalStore
 from sidecar.store.dsn import is_postgres
@@ -180,7 +192,7 @@ class Sidecar:
 
         server = grpc.aio.server(
             # Inside the metrics, so what the gate and the guard answer is counted as such.
-            interceptors=[MetricsInterceptor(self.metrics), self._gate, EdgeGuard()],
+            interceptors=[MetricsInterceptor(self.metrics), self._gate, EdgeGuard(_preflight())],
             options=[
                 ("grpc.max_receive_message_length", settings.max_message_bytes),
                 ("grpc.max_send_message_length", settings.max_message_bytes),
@@ -551,6 +563,16 @@ async def _close_later(policy: ActivePolicy, delay: float) -> None:
 
 async def _ignore_result(work: Awaitable[object]) -> None:
     await work
+
+
+def _preflight() -> Preflight:
+    """Repeated fields counted on the wire before a request is parsed (see preflight)."""
+    return Preflight(
+        tool_calls=MAX_TOOL_CALLS,  # the policy's own limit is checked after parsing
+        recent_user_messages=MAX_RECENT_USER_MESSAGES,
+        messages=MAX_MESSAGES_PER_CALL,
+        parts=MAX_PARTS_PER_CALL,
+    )
 
 
 def _own_paths(settings: Settings) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ import grpc
 import pytest
 
 from sidecar.context.manager import ContextError
-from sidecar.server import Sidecar
+from sidecar.server import Sidecar, _preflight
 from sidecar.service import context_service, policy_service
 from sidecar.service.errors import InvalidArgument
 from sidecar.service.json_depth import MAX_JSON_DEPTH, check_json_depth
@@ -242,3 +242,48 @@ def test_limits_are_documented() -> None:
         f"{context_service.MAX_PARTS_PER_CALL:,} parts in one `Append` or `Project`",
     ):
         assert sentence in readme, sentence
+
+
+# -- counted on the wire, before parsing --------------------------------------------------
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    assert len(payload) < 128
+    return bytes([number << 3 | 2, len(payload)]) + payload
+
+
+def test_preflight_counts_without_parsing() -> None:
+    preflight = _preflight()
+    append = "/sidecar.v1.ContextService/Append"
+    huge = pb.AppendRequest(session_id="u", messages=[pb.Message()] * 1_900_000)
+    refused = preflight.check(append, huge.SerializeToString())
+    assert refused is not None and refused.field == "messages"
+    assert refused.problem == "1,900,000 messages exceed the limit of 1,000"
+    part = pb.Part(text=pb.TextPart(text="x"))
+    one = pb.AppendRequest(session_id="u", messages=[pb.Message(id="m", parts=[part] * 20_000)])
+    refused = preflight.check(append, one.SerializeToString())
+    assert refused is not None and refused.field == "messages.parts"
+    fine = pb.AppendRequest(session_id="u", messages=[pb.Message(id="m", parts=[part] * 10)])
+    assert preflight.check(append, fine.SerializeToString()) is None
+    inspect = pb.InspectRequest(session_id="s", recent_user_messages=[""] * 101)
+    refused = preflight.check("/sidecar.v1.PolicyService/Inspect", inspect.SerializeToString())
+    assert refused is not None and refused.field == "recent_user_messages"
+    assert preflight.check("/sidecar.v1.PolicyService/Inspect", b"\xff\xff") is None
+
+
+async def test_counts_are_checked_before_the_body_is_parsed(sidecar: Sidecar) -> None:
+    """Items that are not valid messages (an id that is not UTF-8) fail the parser; the
+    count is what the client is told, so it was read first."""
+    bad_message = _field(1, b"\xff")
+    body = _field(1, b"u") + _field(2, bad_message) * (context_service.MAX_MESSAGES_PER_CALL + 1)
+    async with grpc.aio.insecure_channel(sidecar.addresses[0]) as channel:
+        append = channel.unary_unary("/sidecar.v1.ContextService/Append")
+        with pytest.raises(grpc.aio.AioRpcError) as raised:
+            await append(body)
+        assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert str(raised.value.details()).startswith("messages: 1,001 messages exceed")
+        # Within the count, the parser's own refusal.
+        with pytest.raises(grpc.aio.AioRpcError) as raised:
+            await append(_field(1, b"u") + _field(2, bad_message))
+        assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert str(raised.value.details()).startswith("request:")
