@@ -1,6 +1,6 @@
 """SIGTERM while many clients send calls back to back (the re-probe's shape): every call
-is answered for real or told UNAVAILABLE, none is CANCELLED, and every answer given has
-its decision-log record."""
+is answered for real or told UNAVAILABLE, none is CANCELLED, every answer given has its
+decision-log record, and every acknowledged Append is stored."""
 
 from __future__ import annotations
 
@@ -10,10 +10,13 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
 
+from sidecar.config import Settings
+from sidecar.server import Sidecar
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
 from sidecar.workers import _free_port
@@ -46,53 +49,71 @@ def _serve(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], str, Path
     return process, target, decisions
 
 
+Send = Callable[[grpc.Channel, int, int], str]
+
+
 class BackToBack:
     """CLIENTS threads, each on its own channel, each sending the next call as soon as the
     last one is answered, until one is refused."""
 
-    def __init__(self, target: str, request: RequestFor) -> None:
-        self.answered: list[str] = []  # decision ids
+    def __init__(self, target: str, send: Send) -> None:
+        self.answered: list[str] = []  # what each answer names (a decision id, a session)
         self.refused: list[str] = []  # status code names
         self._lock = threading.Lock()
         self.threads = [
-            threading.Thread(target=self._client, args=(target, i, request)) for i in range(CLIENTS)
+            threading.Thread(target=self._client, args=(target, i, send)) for i in range(CLIENTS)
         ]
         for thread in self.threads:
             thread.start()
 
-    def _client(self, target: str, index: int, request: RequestFor) -> None:
+    def _client(self, target: str, index: int, send: Send) -> None:
         with grpc.insecure_channel(target) as channel:
-            stub = pb_grpc.PolicyServiceStub(channel)
             for count in range(1_000_000):
                 try:
-                    response = stub.Inspect(request(index, count), timeout=60)
+                    answer = send(channel, index, count)
                 except grpc.RpcError as error:
                     with self._lock:
                         self.refused.append(error.code().name)
                     return
                 with self._lock:
-                    self.answered.append(response.decision_id)
+                    self.answered.append(answer)
 
     def join(self) -> None:
         for thread in self.threads:
             thread.join()
 
 
-class RequestFor:
-    def __init__(self, command: str) -> None:
-        self.command = command
-
-    def __call__(self, index: int, count: int) -> pb.InspectRequest:
-        return pb.InspectRequest(
+def inspecting(command: str) -> Send:
+    def send(channel: grpc.Channel, index: int, count: int) -> str:
+        request = pb.InspectRequest(
             session_id=f"stream-{index}",
-            tool_calls=[shell("1", self.command.format(index=index, count=count))],
+            tool_calls=[shell("1", command.format(index=index, count=count))],
         )
+        response = pb_grpc.PolicyServiceStub(channel).Inspect(request, timeout=60)
+        return str(response.decision_id)
+
+    return send
 
 
-def _run(tmp_path: Path, command: str, *args: str) -> None:
+def appending(channel: grpc.Channel, index: int, count: int) -> str:
+    messages = [
+        pb.Message(
+            id=f"m{count}-{i}", role=pb.ROLE_USER, parts=[pb.Part(text=pb.TextPart(text="hi"))]
+        )
+        for i in range(APPENDED)
+    ]
+    request = pb.AppendRequest(session_id=f"append-{index}", messages=messages)
+    pb_grpc.ContextServiceStub(channel).Append(request, timeout=60)
+    return request.session_id
+
+
+APPENDED = 200
+
+
+def _stream_then_sigterm(tmp_path: Path, send: Send, *args: str) -> tuple[BackToBack, Path]:
     process, target, decisions = _serve(tmp_path, *args)
     try:
-        clients = BackToBack(target, RequestFor(command))
+        clients = BackToBack(target, send)
         while len(clients.answered) < 3 * CLIENTS:  # the stream is flowing
             time.sleep(0.01)
         process.send_signal(signal.SIGTERM)
@@ -104,11 +125,47 @@ def _run(tmp_path: Path, command: str, *args: str) -> None:
     assert len(clients.refused) == CLIENTS  # each client stops at its first refusal
     assert set(clients.refused) == {"UNAVAILABLE"}, clients.refused
     assert process.returncode == 0, err
+    return clients, decisions
+
+
+def _run(tmp_path: Path, command: str, *args: str) -> None:
+    clients, decisions = _stream_then_sigterm(tmp_path, inspecting(command), *args)
     logged = {
         json.loads(line)["decision_id"] for line in decisions.read_text().splitlines() if line
     }
     missing = [d for d in clients.answered if d not in logged]
     assert not missing, f"{len(missing)} answered calls have no decision-log record"
+
+
+async def test_sigterm_mid_stream_of_appends_loses_none(tmp_path: Path) -> None:
+    clients, _ = _stream_then_sigterm(tmp_path, appending)
+    sidecar = Sidecar(
+        Settings(
+            listen=(f"unix:{tmp_path}/again.sock",),
+            metrics_listen="off",
+            state=str(tmp_path / "state.db"),
+            decision_log="off",
+        )
+    )
+    await sidecar.start()
+    try:
+        async with grpc.aio.insecure_channel(sidecar.addresses[0]) as channel:
+            stub = pb_grpc.ContextServiceStub(channel)
+            for session in sorted(set(clients.answered)):
+                stored: list[pb.Message] = []
+                token = ""
+                while True:
+                    page = await stub.History(
+                        pb.HistoryRequest(session_id=session, page_token=token, page_size=1000)
+                    )
+                    stored.extend(page.messages)
+                    token = page.next_page_token
+                    if not token:
+                        break
+                acknowledged = clients.answered.count(session) * APPENDED
+                assert len(stored) == acknowledged, session
+    finally:
+        await sidecar.stop(grace=0)
 
 
 def test_sigterm_mid_stream_of_small_calls_cancels_none(tmp_path: Path) -> None:
