@@ -79,6 +79,9 @@ FLUSH_EVERY_SECONDS = 1.0
 # On shutdown, grpc is stopped once no call has reached the drain gate for this long:
 # grpc cancels calls it has taken but not yet handed over, so they are let through first.
 DRAIN_QUIET_SECONDS = 0.2
+# ...unless clients keep retrying at once: refusing them this long after the last call in
+# progress finished is enough.
+DRAIN_REFUSING_AT_MOST = 2.0
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
@@ -498,7 +501,7 @@ class Sidecar:
         if self._gate is not None:
             self._gate.close()
             started = time.monotonic()
-            settled = await self._gate.settled(DRAIN_QUIET_SECONDS, grace)
+            settled = await self._gate.settled(DRAIN_QUIET_SECONDS, grace, DRAIN_REFUSING_AT_MOST)
             if not settled and self._gate.in_progress:
                 log.warning(
                     "%d calls still running after the %ss grace period; cancelling them",

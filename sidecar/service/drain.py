@@ -45,18 +45,29 @@ class DrainGate(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         """From now on, new calls are answered UNAVAILABLE."""
         self._open = False
 
-    async def settled(self, quiet_seconds: float, within_seconds: float) -> bool:
+    async def settled(
+        self, quiet_seconds: float, within_seconds: float, refusing_at_most: float
+    ) -> bool:
         """Wait until no call is in progress and none has arrived for `quiet_seconds`, over
         at least a few turns of the event loop (a busy loop hands calls over late); False
-        if `within_seconds` ran out first."""
+        if `within_seconds` ran out first. Clients that retry at once would never let it
+        be quiet: once nothing runs, refusing calls for `refusing_at_most` is enough."""
         deadline = time.monotonic() + within_seconds
         turns = 0
         arrival = self._last_arrival
+        idle_since: float | None = None
         while True:
             now = time.monotonic()
             if arrival != self._last_arrival:
                 arrival, turns = self._last_arrival, 0
-            if self._in_progress == 0 and turns >= QUIET_TURNS and now - arrival >= quiet_seconds:
+            if self._in_progress:
+                idle_since = None
+            elif idle_since is None:
+                idle_since = now
+            if idle_since is not None and (
+                (turns >= QUIET_TURNS and now - arrival >= quiet_seconds)
+                or now - idle_since >= refusing_at_most
+            ):
                 return True
             if now >= deadline:
                 return False
