@@ -20,6 +20,8 @@ _BYTES = descriptor_pb2.FieldDescriptorProto.TYPE_BYTES
 _MESSAGE = descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE
 _REPEATED = descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED
 _PACKAGE = "sidecar.preflight"
+# Bytes an item takes on the wire at the least: its tag and a zero length.
+_SMALLEST_ITEM = 2
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,8 @@ class Preflight:
 
     def check(self, method: str, data: bytes) -> TooMany | None:
         for read, limits in self._reads.get(method, []):
+            if len(data) < _SMALLEST_ITEM * (min(limit.most for limit in limits) + 1):
+                continue  # too short to hold that many items: not worth a read
             try:
                 shallow = read(data)
             except Exception:
