@@ -33,14 +33,27 @@ from sidecar.observability.interceptors import MetricsInterceptor
 from sidecar.observability.metrics import Metrics
 from sidecar.policy.loader import bundled_policy_dir
 from sidecar.policy.reloader import PolicyReloader, ReloadOutcome
-from sidecar.policy.schema import ContextPolicy
+from sidecar.policy.schema import MAX_TOOL_CALLS, ContextPolicy
 from sidecar.policy.shadow import ShadowEvaluator
 from sidecar.secrets import SecretScanner
 from sidecar.service.approval_auth import ApprovalGate, read_token
-from sidecar.service.context_service import ContextService, add_context_service
+from sidecar.service.context_service import (
+    MAX_MESSAGES_PER_CALL,
+    MAX_PARTS_PER_CALL,
+    ContextService,
+    add_context_service,
+)
 from sidecar.service.drain import DrainGate
 from sidecar.service.errors import EdgeGuard
-from sidecar.service.policy_service import PolicyService, SlotStatus, StatusReport
+from sidecar.service.policy_service import (
+    MAX_RECENT_OUTPUTS,
+    MAX_RECENT_USER_MESSAGES,
+    MAX_TOOLS,
+    PolicyService,
+    SlotStatus,
+    StatusReport,
+)
+from sidecar.service.preflight import Preflight
 from sidecar.shell.isolation import IsolatedAnalyser, IsolationSettings
 from sidecar.state.approvals import ApprovalStore
 from sidecar.state.injection_taint import SessionTaint
@@ -69,6 +82,12 @@ ALL_SERVICES = (OVERALL, POLICY_SERVICE, CONTEXT_SERVICE, POLICY_RELOAD, STATE)
 SERVICES = (OVERALL, POLICY_SERVICE, CONTEXT_SERVICE, POLICY_RELOAD)
 PRUNE_EVERY_SECONDS = 60.0
 FLUSH_EVERY_SECONDS = 1.0
+# On shutdown, grpc is stopped once no call has reached the drain gate for this long:
+# grpc cancels calls it has taken but not yet handed over, so they are let through first.
+DRAIN_QUIET_SECONDS = 0.2
+# ...unless clients keep retrying at once: refusing them this long after the last call in
+# progress finished is enough.
+DRAIN_REFUSING_AT_MOST = 2.0
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
@@ -199,7 +218,7 @@ class Sidecar:
 
         server = grpc.aio.server(
             # Inside the metrics, so what the gate and the guard answer is counted as such.
-            interceptors=[MetricsInterceptor(self.metrics), self._gate, EdgeGuard()],
+            interceptors=[MetricsInterceptor(self.metrics), self._gate, EdgeGuard(_preflight())],
             options=[
                 ("grpc.max_receive_message_length", settings.max_message_bytes),
                 ("grpc.max_send_message_length", settings.max_message_bytes),
@@ -526,7 +545,8 @@ class Sidecar:
         if self._gate is not None:
             self._gate.close()
             started = time.monotonic()
-            if self._gate.in_progress and not await self._gate.drained(grace):
+            settled = await self._gate.settled(DRAIN_QUIET_SECONDS, grace, DRAIN_REFUSING_AT_MOST)
+            if not settled and self._gate.in_progress:
                 log.warning(
                     "%d calls still running after the %ss grace period; cancelling them",
                     self._gate.in_progress,
@@ -592,6 +612,18 @@ async def _close_later(policy: ActivePolicy, delay: float) -> None:
 
 async def _ignore_result(work: Awaitable[object]) -> None:
     await work
+
+
+def _preflight() -> Preflight:
+    """Repeated fields counted on the wire before a request is parsed (see preflight)."""
+    return Preflight(
+        tool_calls=MAX_TOOL_CALLS,  # the policy's own limit is checked after parsing
+        recent_user_messages=MAX_RECENT_USER_MESSAGES,
+        messages=MAX_MESSAGES_PER_CALL,
+        parts=MAX_PARTS_PER_CALL,
+        recent_tool_outputs=MAX_RECENT_OUTPUTS,
+        tools=MAX_TOOLS,
+    )
 
 
 def _own_paths(settings: Settings) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import re2
 
 from sidecar.effects.hosts import URL
+from sidecar.json_depth import deeper_than
 from sidecar.matching.globs import glob_to_re2
 from sidecar.policy.schema import ToolAdapter
 
@@ -119,8 +120,9 @@ class ToolAdapters:
         inner = arguments.get(adapter.arguments_key, {})
         if isinstance(inner, str):
             try:
-                inner = json.loads(inner)
-            except ValueError:
+                # Deeper text is not a tool's arguments, and would recurse past the limit.
+                inner = {} if deeper_than(inner) else json.loads(inner)
+            except (ValueError, RecursionError):
                 inner = {}
         if not isinstance(inner, dict):
             inner = {}

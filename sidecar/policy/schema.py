@@ -19,6 +19,9 @@ RiskName = Literal["low", "medium", "high", "critical"]
 ToolAction = Literal["always_allow", "ask_before", "never_allow"]
 
 INSPECTOR_NAMES = ("security", "egress", "integrity", "adversary", "permission", "repetition")
+# The most calls a policy may allow in one Inspect (limits.max_tool_calls); also counted
+# on the wire before a request is parsed.
+MAX_TOOL_CALLS = 10_000
 
 
 def _compiles_in_re2(pattern: str) -> str:
@@ -617,7 +620,7 @@ class ToolAdapter(Strict):
 
 
 class Limits(Strict):
-    max_tool_calls: int = Field(default=50, ge=1, le=10_000)
+    max_tool_calls: int = Field(default=50, ge=1, le=MAX_TOOL_CALLS)
     max_arguments_bytes: int = Field(default=1 << 20, ge=1024)
 
 

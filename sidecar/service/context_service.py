@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import OrderedDict
+from collections.abc import Sequence
 
 import grpc
 
@@ -39,7 +40,10 @@ from sidecar.v1 import sidecar_pb2 as pb
 
 log = logging.getLogger("sidecar.context_service")
 
+# Counted before anything is converted (1.9 million empty messages fit in 4 MiB, and
+# each becomes objects once read): messages, and their parts, in one Append or Project.
 MAX_MESSAGES_PER_CALL = 1_000
+MAX_PARTS_PER_CALL = 10_000
 DEFAULT_PAGE = 100
 MAX_PAGE = 1_000
 # Token counts are added up and stored as SQLite integers: an int64-max "usage" would
@@ -214,10 +218,18 @@ def _check_page_token(token: str) -> None:
         raise ContextError("page_token", "not a token from a previous response")
 
 
-def _messages(request_messages: object) -> list[NewMessage]:
-    items = list(request_messages)  # type: ignore[call-overload]
-    if len(items) > MAX_MESSAGES_PER_CALL:
-        raise ContextError("messages", f"more than {MAX_MESSAGES_PER_CALL} in one call")
+def _messages(request_messages: Sequence[pb.Message]) -> list[NewMessage]:
+    count = len(request_messages)  # reads no item
+    if count > MAX_MESSAGES_PER_CALL:
+        raise ContextError(
+            "messages", f"{count:,} messages exceed the limit of {MAX_MESSAGES_PER_CALL:,}"
+        )
+    items = list(request_messages)
+    parts = sum(len(m.parts) for m in items)
+    if parts > MAX_PARTS_PER_CALL:
+        raise ContextError(
+            "messages.parts", f"{parts:,} parts exceed the limit of {MAX_PARTS_PER_CALL:,}"
+        )
     return [message_from_pb(m, f"messages[{i}]") for i, m in enumerate(items)]
 
 

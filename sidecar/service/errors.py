@@ -21,6 +21,7 @@ from typing import Any
 import grpc
 
 from sidecar.observability.rate_limited_log import RateLimitedLog
+from sidecar.service.preflight import Preflight
 
 log = logging.getLogger("sidecar.service")
 
@@ -35,19 +36,27 @@ class InvalidArgument(Exception):
 
 
 class _Undecodable:
-    """Stands in for a request whose bytes did not parse."""
+    """Stands in for a request that was not parsed: its bytes did not parse (field
+    "request"), or a repeated field held more items than its limit."""
 
-    __slots__ = ("problem",)
+    __slots__ = ("field", "problem")
 
-    def __init__(self, problem: str) -> None:
+    def __init__(self, problem: str, field: str = "request") -> None:
+        self.field = field
         self.problem = problem
 
 
-def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+def _tolerant(
+    deserializer: Callable[[bytes], Any] | None, method: str, preflight: Preflight | None
+) -> Callable[[bytes], Any] | None:
     if deserializer is None:
         return None
 
     def deserialize(data: bytes) -> Any:
+        if preflight is not None:
+            too_many = preflight.check(method, data)
+            if too_many is not None:
+                return _Undecodable(too_many.problem, too_many.field)
         try:
             return deserializer(data)
         except Exception as error:  # DecodeError, and anything a parser may raise
@@ -57,7 +66,8 @@ def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], 
 
 
 class EdgeGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    def __init__(self) -> None:
+    def __init__(self, preflight: Preflight | None = None) -> None:
+        self._preflight = preflight
         self._rejections = RateLimitedLog(log, every_seconds=10.0)
         self._failures = RateLimitedLog(log, every_seconds=10.0)
         self._tracebacks = RateLimitedLog(log, every_seconds=600.0)
@@ -72,13 +82,17 @@ class EdgeGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if handler.unary_unary:
             return grpc.unary_unary_rpc_method_handler(
                 self._unary(handler.unary_unary, method),
-                request_deserializer=_tolerant(handler.request_deserializer),
+                request_deserializer=_tolerant(
+                    handler.request_deserializer, method, self._preflight
+                ),
                 response_serializer=handler.response_serializer,
             )
         if handler.unary_stream:
             return grpc.unary_stream_rpc_method_handler(
                 self._unary_stream(handler.unary_stream, method),
-                request_deserializer=_tolerant(handler.request_deserializer),
+                request_deserializer=_tolerant(
+                    handler.request_deserializer, method, self._preflight
+                ),
                 response_serializer=handler.response_serializer,
             )
         return handler  # streaming requests (reflection): left to their own handling
@@ -88,7 +102,7 @@ class EdgeGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     ) -> Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]:
         async def guarded(request: Any, context: grpc.aio.ServicerContext) -> Any:
             if isinstance(request, _Undecodable):
-                await self._reject(context, method, "request", request.problem)
+                await self._reject(context, method, request.field, request.problem)
             try:
                 return await behaviour(request, context)
             except InvalidArgument as error:
@@ -105,7 +119,7 @@ class EdgeGuard(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     ) -> Callable[[Any, grpc.aio.ServicerContext], AsyncIterator[Any]]:
         async def guarded(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
             if isinstance(request, _Undecodable):
-                await self._reject(context, method, "request", request.problem)
+                await self._reject(context, method, request.field, request.problem)
             try:
                 result = behaviour(request, context)
                 if hasattr(result, "__aiter__"):

@@ -24,6 +24,7 @@ from sidecar.policy.reloader import ReloadOutcome
 from sidecar.secrets import SecretScanner
 from sidecar.service.approval_auth import AUTH_CODES, ApprovalGate
 from sidecar.service.errors import InvalidArgument
+from sidecar.service.json_depth import check_json_depth
 from sidecar.state.approvals import AnswerRefused, ApprovalStore
 from sidecar.state.tool_registry import (
     NothingToAccept,
@@ -50,6 +51,9 @@ MAX_SCHEMA_BYTES = 256 * 1024
 MAX_RECENT_OUTPUTS = 32
 MAX_RECENT_OUTPUT_BYTES = 256 * 1024
 _FINGERPRINT_LENGTH = 64
+# The adversary reviewer reads the last five; a client sending more than this is broken
+# or hostile (1.9 million empty strings fit in 4 MiB, each a Python object once read).
+MAX_RECENT_USER_MESSAGES = 100
 
 _VERDICT_TO_PB = {
     Verdict.ALLOW: pb.VERDICT_ALLOW,
@@ -93,9 +97,16 @@ def calls_from_request(
     _check_id("session_id", request.session_id)
     if not request.tool_calls:
         raise InvalidArgument("tool_calls", "must contain at least one call")
+    # Counts first (len() reads no item): nothing is converted from an oversized field.
     if len(request.tool_calls) > max_calls:
         raise InvalidArgument(
-            "tool_calls", f"{len(request.tool_calls)} calls exceed the limit of {max_calls}"
+            "tool_calls", f"{len(request.tool_calls):,} calls exceed the limit of {max_calls:,}"
+        )
+    if len(request.recent_user_messages) > MAX_RECENT_USER_MESSAGES:
+        raise InvalidArgument(
+            "recent_user_messages",
+            f"{len(request.recent_user_messages):,} messages exceed the limit of "
+            f"{MAX_RECENT_USER_MESSAGES:,}",
         )
     if request.mode not in _MODE_FROM_PB and request.mode != pb.PERMISSION_MODE_UNSPECIFIED:
         raise InvalidArgument("mode", f"unknown permission mode {request.mode}")
@@ -137,6 +148,7 @@ def _arguments(field: str, text: str, limit: int) -> dict[str, Any]:
         raise InvalidArgument(field, f"larger than {limit} bytes")
     if not text.strip():
         return {}
+    check_json_depth(field, text)  # deeper input is a RecursionError wherever it is walked
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:

@@ -60,6 +60,10 @@ class Snapshot:
     def weight(self) -> int:
         """Approximate bytes held (for the SQLite store's bounded cache)."""
         total = 400 + 200 * (len(self.standing) + len(self.once))
+        if self.streak is not None:  # the live streak keeps arguments of up to 4 KiB
+            live = self.streak.live
+            total += 100 + len(self.streak.tool) + len(self.streak.digest)
+            total += live.weight if live is not None else 0
         if self.taint:
             total += 100 + len(self.taint)
         for fact in self.facts.values():

@@ -137,7 +137,6 @@ class SqliteStore(SqlStateStore):
             # Nothing was stored before: these writes are all there is (RecordDecision
             # would have put the session in the index first).
             cached = Snapshot()
-            only_streak = False
         index.add(session_id)
         if cached is None:
             return
@@ -149,8 +148,7 @@ class SqliteStore(SqlStateStore):
             cached.taint = writes.taint
         if writes.facts:
             cached.facts = {**cached.facts, **{(f.kind, f.key): f for f in writes.facts}}
-        if not only_streak:
-            self._remember(session_id, cached)  # measured again: it grew
+        self._remember(session_id, cached)  # measured again: it grew (its streak too)
 
     def once_taken(self, session_id: str, answers: Sequence[OnceAnswer]) -> None:
         cached = self._cache.get(session_id)
