@@ -78,7 +78,7 @@ _SECRET_NAME = (
 )
 # `--password`, `--db-pass`, `--aws-secret-access-key`, `--client-token`; not `--password-stdin`.
 _SECRET_OPTION = (
-    r"--(?:[a-z0-9-]*(?:pass(?:word|wd|phrase)|secret|token|api-?key|credentials?)"
+    r"--(?:[a-z0-9-]*(?:pass(?:word|wd|phrase)|secret|token|api-?key|credentials?)"  # noqa: S105
     r"(?:-(?:access-key|key|value|string|literal|text))?|pass|pw|pwd)"
 )
 
