@@ -173,6 +173,13 @@ _ASSIGNED_VALUE = rf"""[=:][ \t]*(?:\\?["'])?([A-Za-z0-9+/_-]{{{_MIN_RANDOM},}}=
 MIN_ENTROPY_BITS = 4.0  # per character; random base64 is ~5.5, English words ~3-3.5
 
 MASK = "****"
+# Characters of one text scanned and shown; the rest is hidden and the text says how much.
+# Bounds the work per text: masking runs on the event loop and on every log line.
+MASK_LIMIT = 16_384
+# Scanned past the cut, so a secret that crosses it (a quoted value, a key) is still seen.
+_LOOKAHEAD = 512
+# Where a word ends, for a word cut by the limit (its head may be part of a secret).
+_WORD_TAIL = re2.compile(r"""[^\s"'\\,;&|<>(){}\[\]`]+$""")
 _MAX_REMEMBERED = 4096
 _REMEMBERED_LENGTH = 512
 # Every default pattern contains one of these literally: text without any of them
@@ -280,6 +287,8 @@ class SecretScanner:
         for text in texts:
             if text in clean:
                 continue
+            if len(text) > MASK_LIMIT:
+                return True  # mask() would cut it
             if self._spans(text):
                 return True
             self._remember_clean(text)
@@ -345,23 +354,54 @@ class SecretScanner:
         spans += [_Span(m.start, m.end, 0) for m in self._find_positions(text, subject)]
         return spans
 
-    def mask(self, text: str) -> str:
-        """Hide every secret; a shaped key keeps a short prefix so operators can tell which."""
+    def mask(self, text: str, limit: int = MASK_LIMIT) -> str:
+        """Hide every secret; a shaped key keeps a short prefix so operators can tell which.
+        Past `limit` characters nothing is shown: the text ends in a note of how much."""
+        if len(text) > limit:
+            return self._mask_cut(text, limit)
         if text in self._clean:
             return text  # session ids, tool names, repeated commands: scanned once
         spans = self._spans(text)
         if not spans:
             self._remember_clean(text)
             return text
-        out: list[str] = []
-        cursor = 0
-        for span in sorted(spans, key=lambda s: (s.start, -s.end, s.keep)):
-            if span.end <= cursor:
-                continue  # inside a span already hidden
-            start = max(span.start, cursor)
-            keep = span.keep if start == span.start else 0
-            out.append(text[cursor : start + keep])
-            out.append(MASK)
-            cursor = span.end
-        out.append(text[cursor:])
-        return "".join(out)
+        return _apply(text, spans, len(text))[0]
+
+    def _mask_cut(self, text: str, limit: int) -> str:
+        window = text[: limit + _LOOKAHEAD]
+        masked, shown = _apply(window, self._spans(window), limit)
+        if shown == limit and limit < len(text) and not _ends_word(text, limit):
+            # A word runs across the cut: its head may be a secret too long to recognise.
+            tail = _WORD_TAIL.search(masked)
+            if tail is not None and tail.start() < len(masked):
+                masked = masked[: tail.start()] + MASK
+        hidden = len(text) - shown
+        if hidden <= 0:
+            return masked
+        return f"{masked}…[{hidden} characters past the {limit}-character masking limit not shown]"
+
+
+def _ends_word(text: str, index: int) -> bool:
+    """Whether a word boundary of the kind masking cares about falls at `index`."""
+    return text[index - 1].isspace() or text[index].isspace()
+
+
+def _apply(text: str, spans: list[_Span], upto: int) -> tuple[str, int]:
+    """The text up to `upto` with each span starting before it replaced by the mask;
+    also how far into the text that reaches (a span may end past `upto`)."""
+    out: list[str] = []
+    cursor = 0
+    for span in sorted(spans, key=lambda s: (s.start, -s.end, s.keep)):
+        if span.start >= upto:
+            break
+        if span.end <= cursor:
+            continue  # inside a span already hidden
+        start = max(span.start, cursor)
+        keep = span.keep if start == span.start else 0
+        out.append(text[cursor : start + keep])
+        out.append(MASK)
+        cursor = span.end
+    if cursor < upto:
+        out.append(text[cursor:upto])
+        cursor = upto
+    return "".join(out), cursor
