@@ -191,6 +191,8 @@ DEFAULT_LITERALS = (
     "SG.", "shpat_", "shpca_", "shppa_", "shpss_", "_v1_", "hvs.", "hvb.", "hvr.", "dapi",
     "glsa_", "glc_", "AGE-SECRET-KEY-", ":AA",
 )  # fmt: skip
+# Matches classified by kinds_in: enough to name what a text holds, few enough to be cheap.
+_MAX_CLASSIFIED = 16
 # Past this length one RE2 pass is cheaper than the substring tests.
 _LITERAL_CHECK_LENGTH = 256
 
@@ -321,6 +323,24 @@ class SecretScanner:
             for match in pattern.of(subject).finditer(subject):
                 found.append(SecretMatch(kind, match.start(), match.end()))
         return found
+
+    def kinds_in(self, text: str) -> set[str]:
+        """Kinds of credential in the text (what egress blocks), from its first few
+        matches: one linear pass up to them, however many keys a large text repeats."""
+        if (
+            self._literals is not None
+            and len(text) <= _LITERAL_CHECK_LENGTH
+            and not any(lit in text for lit in self._literals)
+        ):
+            return set()
+        subject = _subject(text)
+        kinds: set[str] = set()
+        for count, match in enumerate(self._any_shape.of(subject).finditer(subject), 1):
+            found = match.group(0)
+            kinds.update(kind for kind, pattern in self._shapes if pattern.of(found).search(found))
+            if count >= _MAX_CLASSIFIED:
+                break
+        return kinds
 
     def find_positions(self, text: str) -> list[SecretMatch]:
         """Values that are secret because of where they stand (what masking also hides)."""
