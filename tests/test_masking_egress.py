@@ -25,7 +25,7 @@ def _http(body: str) -> pb.ToolCall:
     return pb.ToolCall(id="1", name="http_request", arguments_json=json.dumps(arguments))
 
 
-async def _inspect(stub: pb_grpc.PolicyServiceStub, body: str) -> pb.CallVerdict:
+async def _inspect(stub: pb_grpc.PolicyServiceStub, body: str) -> pb.ToolVerdict:
     reply = await stub.Inspect(pb.InspectRequest(session_id="egress", tool_calls=[_http(body)]))
     return reply.verdicts[0]
 
