@@ -6,13 +6,20 @@ in the decision log; what is scanned is now capped, and nothing past the cap is 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from sidecar.inspection.model import CallVerdict, ToolCall
 from sidecar.inspection.verdict import Verdict
 from sidecar.observability.decision_log import MAX_ARGUMENTS_CHARS, DecisionLog
 from sidecar.secrets import MASK, MASK_LIMIT, SecretScanner
+from sidecar.v1 import sidecar_pb2 as pb
+from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
+from tests.conftest import StartSidecar
 
 SCANNER = SecretScanner()
 KEY = "AKIA" + "QWERTYUIOPASDFGH"
@@ -85,3 +92,35 @@ def test_the_decision_log_shows_bounded_arguments_and_hides_the_rest(tmp_path: P
     assert "hunter2" not in arguments
     assert len(arguments) < MAX_ARGUMENTS_CHARS + 100
     assert "not shown]" in arguments
+
+
+async def test_big_password_bodies_leave_bounded_masked_records(
+    start_sidecar: StartSidecar, tmp_path: Path
+) -> None:
+    """The probe's body, eight at once, over gRPC: each record shows at most the limit."""
+    log_path = tmp_path / "big.jsonl"
+    sidecar = await start_sidecar(decision_log=str(log_path))
+    body = "password=hunter2 " * 60_000
+    arguments = json.dumps({"url": "https://x.example", "method": "POST", "body": body})
+    async with grpc.aio.insecure_channel(sidecar.addresses[0]) as channel:
+        stub = pb_grpc.PolicyServiceStub(channel)
+        calls = [
+            stub.Inspect(
+                pb.InspectRequest(
+                    session_id=f"big{i}",
+                    tool_calls=[pb.ToolCall(id="1", name="http_request", arguments_json=arguments)],
+                )
+            )
+            for i in range(8)
+        ]
+        health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
+        replies = await asyncio.gather(*calls)
+        assert (await health).status == health_pb2.HealthCheckResponse.SERVING
+    assert all(len(reply.verdicts) == 1 for reply in replies)
+    records = [json.loads(line) for line in log_path.read_text().splitlines()]
+    assert len(records) == 8
+    for record in records:
+        shown = record["calls"][0]["arguments"]
+        assert "hunter2" not in shown
+        assert len(shown) < MAX_ARGUMENTS_CHARS + 100
+        assert "masking limit not shown" in shown
