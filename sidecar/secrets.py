@@ -392,9 +392,11 @@ class SecretScanner:
         masked, shown = _apply(window, self._spans(window), limit)
         if shown == limit and limit < len(text) and not _ends_word(text, limit):
             # A word runs across the cut: its head may be a secret too long to recognise.
-            tail = _WORD_TAIL.search(masked)
-            if tail is not None and tail.start() < len(masked):
-                masked = masked[: tail.start()] + MASK
+            # Only the end is searched; a word longer than that is hidden from there on.
+            base = max(0, len(masked) - _LOOKAHEAD)
+            tail = _WORD_TAIL.search(masked[base:])
+            if tail is not None:
+                masked = masked[: base + tail.start()] + MASK
         hidden = len(text) - shown
         if hidden <= 0:
             return masked
