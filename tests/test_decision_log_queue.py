@@ -94,7 +94,7 @@ def test_decision_records_to_a_stalled_reader_are_dropped_and_counted(tmp_path: 
     chunks: list[str] = []
     reading = threading.Thread(target=lambda: chunks.append(_read_all(reader, "\0")))
     reading.start()  # reads to the end: the writer's queue drains, then close() ends the FIFO
-    assert log.flush()
+    assert log.flush(RETURNS_WITHIN)
     log.close()
     reading.join(RETURNS_WITHIN)
     os.close(reader)
@@ -112,7 +112,7 @@ def test_a_line_writer_writes_everything_once_the_reader_keeps_up() -> None:
     writer = LineWriter(written.append, lambda n: f"dropped {n}\n")
     for index in range(1000):
         assert writer.put(f"{index}\n")
-    assert writer.flush()
+    assert writer.flush(RETURNS_WITHIN)
     writer.close()
     assert written == [f"{index}\n" for index in range(1000)]
 
@@ -185,3 +185,23 @@ async def test_a_stalled_decision_log_reader_does_not_stall_the_server(
         assert "decision records dropped" in text
     finally:
         os.close(reader)
+
+
+def test_closing_with_a_stuck_reader_returns_and_writes_nothing_more(tmp_path: Path) -> None:
+    reader = _fifo_with_idle_reader(tmp_path / "stuck")
+    log = DecisionLog(str(tmp_path / "stuck"), SecretScanner(), capacity_bytes=8_192)
+    for index in range(100):  # more than the FIFO holds: the writer thread blocks
+        log.write(f"d{index}", "s", "rev", "auto", [_verdict(index)], {}, 0.001)
+    closed = threading.Event()
+    threading.Thread(target=lambda: (log.close(), closed.set()), daemon=True).start()
+    assert closed.wait(RETURNS_WITHIN), "close() waited on the reader"
+    assert not log.enabled
+    log.write("late", "s", "rev", "auto", [_verdict(0)], {}, 0.001)  # a no-op, not an error
+    # The blocked writer keeps its descriptor (closing it under the writer could let a later
+    # file reuse the number): the FIFO still has a writer, so reading it would not see EOF.
+    assert any(
+        os.path.realpath(f"/proc/self/fd/{fd}") == str(tmp_path / "stuck")
+        for fd in os.listdir("/proc/self/fd")
+        if fd != str(reader) and os.path.exists(f"/proc/self/fd/{fd}")
+    )
+    os.close(reader)  # the blocked write fails (EPIPE) and the writer thread ends

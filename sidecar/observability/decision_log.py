@@ -25,7 +25,12 @@ from typing import IO, Any
 
 from sidecar.inspection.model import CallVerdict
 from sidecar.inspection.verdict import Verdict
-from sidecar.observability.line_writer import DEFAULT_CAPACITY_BYTES, LineWriter, may_stall
+from sidecar.observability.line_writer import (
+    CLOSE_SECONDS,
+    DEFAULT_CAPACITY_BYTES,
+    LineWriter,
+    may_stall,
+)
 from sidecar.observability.logs import count_dropped_server_lines
 from sidecar.observability.metrics import Metrics
 from sidecar.observability.rate_limited_log import RateLimitedLog
@@ -146,9 +151,9 @@ class DecisionLog:
                 self._stream.write(line)
                 self._stream.flush()
 
-    def flush(self) -> bool:
-        """Wait (briefly) until queued records are written; False if the reader is stuck."""
-        return self._queue.flush() if self._queue is not None else True
+    def flush(self, timeout: float = CLOSE_SECONDS) -> bool:
+        """Wait until queued records are written; False if the reader is stuck."""
+        return self._queue.flush(timeout) if self._queue is not None else True
 
     def _failed(self, problem: str) -> None:
         if self._failures is not None:
@@ -175,8 +180,13 @@ class DecisionLog:
 
     def close(self) -> None:
         if self._queue is not None:
-            self._queue.close()  # what is queued, within a bound: a stuck reader stays stuck
+            # What is queued, within a bound. A writer still blocked on a stuck reader keeps
+            # the descriptor: closed under it, its number could be reused by another file.
+            stopped = self._queue.close()
             self._queue = None
+            if not stopped:
+                self._file = self._stream = None
+                return
         if self._file is not None:
             os.close(self._file)
             self._file = None

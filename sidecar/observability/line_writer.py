@@ -77,12 +77,14 @@ class LineWriter:
         with self._ready:
             return self._ready.wait_for(lambda: not self._lines and self._idle, timeout)
 
-    def close(self, timeout: float = CLOSE_SECONDS) -> None:
-        """Write what is queued (within `timeout`) and stop the thread."""
+    def close(self, timeout: float = CLOSE_SECONDS) -> bool:
+        """Write what is queued (within `timeout`) and stop the thread. False when the
+        thread is still blocked on a write: its target must then stay open."""
         with self._ready:
             self._closing = True
             self._ready.notify_all()
         self._thread.join(timeout)
+        return not self._thread.is_alive()
 
     def _run(self) -> None:
         while True:
