@@ -193,7 +193,12 @@ def test_closing_with_a_stuck_reader_returns_and_writes_nothing_more(tmp_path: P
     for index in range(100):  # more than the FIFO holds: the writer thread blocks
         log.write(f"d{index}", "s", "rev", "auto", [_verdict(index)], {}, 0.001)
     closed = threading.Event()
-    threading.Thread(target=lambda: (log.close(), closed.set()), daemon=True).start()
+
+    def close() -> None:
+        log.close()
+        closed.set()
+
+    threading.Thread(target=close, daemon=True).start()
     assert closed.wait(RETURNS_WITHIN), "close() waited on the reader"
     assert not log.enabled
     log.write("late", "s", "rev", "auto", [_verdict(0)], {}, 0.001)  # a no-op, not an error
