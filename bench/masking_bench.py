@@ -24,7 +24,7 @@ from sidecar.engine import EngineParts, PolicyEngine, compile_policy
 from sidecar.inspection.model import ToolCall
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.policy.loader import bundled_policy_dir, load_policy
-from sidecar.secrets import SecretScanner
+from sidecar.secrets import MASK_LIMIT, SecretScanner
 
 SOURCE = "\n".join(
     f"def handler_{i}(request):\n    return respond(request, {i})" for i in range(40)
@@ -44,8 +44,8 @@ CALLS = [ToolCall("1", tool, {key: text}) for tool, key, text in TEMPLATES]
 class NoMasking(SecretScanner):
     """The same scanner for egress, with masking turned off: the baseline."""
 
-    def mask(self, text: str) -> str:
-        return text
+    def mask(self, text: str, limit: int = MASK_LIMIT) -> str:
+        return text[:limit]  # the cut, without the scan
 
     def any_in(self, texts: list[str]) -> bool:
         return False

@@ -80,6 +80,16 @@ positioned = st.one_of(
     st.builds(lambda p: (p, f"tool --password {p} --verbose"), passwords),
     st.builds(lambda p: (p, f"curl https://user:{p}@db.example.com/x"), passwords),
     st.builds(lambda p: (p, f"curl -H 'Authorization: Bearer {p}' https://x"), passwords),
+    # Families a re-probe found in clear (issue 11): quoted -p, login -p, program options.
+    st.builds(lambda p: (p, f"mysql -uroot -p'{p}' shop"), passwords),
+    st.builds(lambda p: (p, f"docker login -u me -p {p} registry.example"), passwords),
+    st.builds(lambda p: (p, f"redis-cli -h cache -a {p} ping"), passwords),
+    st.builds(lambda p: (p, f"openssl rsa -in k.pem -passin pass:{p}"), passwords),
+    st.builds(lambda p: (p, f"keytool -list -storepass {p} -keystore k.jks"), passwords),
+    st.builds(lambda p: (p, f"curl -H 'Cookie: sid={p}' https://x"), passwords),
+    st.builds(lambda p: (p, f"./app --dsn 'root:{p}@tcp(db:3306)/app'"), passwords),
+    st.builds(lambda p: (p, f"aws configure set aws_secret_access_key {p}"), passwords),
+    st.builds(lambda p: (p, f"echo {p} | sudo -S apt update"), passwords),
     st.builds(
         lambda n, s, p: (p, f"export {n}_{s}={p}"),
         names,

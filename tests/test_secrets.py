@@ -26,8 +26,8 @@ SHAPES: dict[str, list[str]] = {
     "github_token": [p + "_" + A36 for p in ("ghp", "gho", "ghu", "ghs", "ghr")]
     + ["ghp_" + "a" * 255],
     "github_pat": ["github_pat_" + "A_1b" * 5 + "Cd", "github_pat_" + "x" * 255],
-    "gitlab_token": ["glpat-" + "a_B-9" * 4 + "c", "glpat-" + "z" * 40],
-    "slack_token": ["xox" + k + "-" + "12345-abCD" for k in "abposr"],
+    "gitlab_token": ["glpat-" + "a_B-9" * 4 + "c", "glpat-" + "z" * 40, "glrt-" + "z" * 20],
+    "slack_token": ["xox" + k + "-" + "12345-abCD" for k in "abposre"] + ["xapp-1-" + A36],
     "anthropic_key": ["sk-ant-" + "api03_" + "Q-" * 7 + "q", "sk-ant-" + "a" * 20],
     "openai_key": [
         "sk-" + "a" * 20,
@@ -36,7 +36,7 @@ SHAPES: dict[str, list[str]] = {
         "sk-admin-" + "y" * 24,
     ],
     "google_api_key": ["AIza" + "0aZ_-" * 6 + "0aZ_b"],
-    "stripe_key": ["sk_live_" + "a1" * 10, "rk_live_" + "Z9" * 15],
+    "stripe_key": ["sk_live_" + "a1" * 10, "rk_live_" + "Z9" * 15, "whsec" + "_" + A36[:24]],
     "jwt": ["eyJ" + "hbGc_-J9" + ".eyJ" + "zdW_-Oi9" + "." + "ab9_-DEF"],
     "private_key": [
         "-----BEGIN PRIVATE KEY-----",
@@ -44,6 +44,17 @@ SHAPES: dict[str, list[str]] = {
         "-----BEGIN OPENSSH PRIVATE KEY-----",
         "-----BEGIN X509 PRIVATE KEY-----",
     ],
+    "huggingface_token": ["hf" + "_" + A36[:30], "hf" + "_" + A36],
+    "npm_token": ["npm" + "_" + A36],
+    "pypi_token": ["pypi" + "-AgE" + A36 + A36],
+    "sendgrid_key": ["SG" + "." + A36[:22] + "." + A36 + A36[:7]],
+    "shopify_token": ["shp" + k + "_" + "0a1B" * 8 for k in ("at", "ca", "pa", "ss")],
+    "digitalocean_token": ["do" + k + "_v1_" + "0a1b" * 16 for k in "por"],
+    "vault_token": ["hv" + k + "." + A36[:24] for k in "sbr"],
+    "databricks_token": ["dapi" + "0a1b" * 8],
+    "grafana_token": ["glsa" + "_" + A36[:32] + "_" + "0a1B2c3D", "glc" + "_" + A36 + "+/x"],
+    "age_secret_key": ["AGE-SECRET-KEY-1" + ("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" * 2)[:58]],
+    "telegram_bot_token": ["123456789" + ":AA" + A36[:33]],
 }
 
 # Near misses: one step outside a pattern; that kind may not be found (another may).

@@ -4,15 +4,22 @@ Both go to stderr beside the decision log (when that targets stderr). A JSON log
 carries `"event": "log"`; decision-log lines carry `"event": "decision"` (and shadow
 lines their own event), so a pipeline can tell them apart by that one field. In text
 format, log lines start with a timestamp and decision lines with `{`.
+
+Logging never waits on stderr's reader: when stderr can stall (a pipe to a log shipper),
+lines go through a bounded queue written by one thread, and lines that do not fit are
+dropped, counted (sidecar_log_lines_dropped_total{log="server"}) and reported in a line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
+from collections.abc import Callable
 from typing import Any, Literal, TextIO
 
+from sidecar.observability.line_writer import LineWriter, may_stall
 from sidecar.observability.server_log import MaskingFormatter
 from sidecar.secrets import SecretScanner
 
@@ -45,6 +52,61 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+class QueuedStreamHandler(logging.Handler):
+    """Formats (and masks) on the caller, writes on the queue's thread."""
+
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__()
+        self._stream = stream
+        self._count: Callable[[int], None] | None = None
+        self.dropped = 0
+        self._writer = LineWriter(
+            self._write, self._notice, on_dropped=self._dropped, name="server-log"
+        )
+
+    def count_dropped_with(self, count: Callable[[int], None]) -> None:
+        self._count = count
+
+    def emit(self, record: logging.LogRecord) -> None:
+        # Not handleError: reporting it would write to the stream that may be stalled.
+        with contextlib.suppress(Exception):
+            self._writer.put(self.format(record) + "\n")
+
+    def flush(self) -> None:
+        self._writer.flush()
+
+    def close(self) -> None:
+        self._writer.close()
+        super().close()
+
+    def _write(self, line: str) -> None:
+        self._stream.write(line)
+        self._stream.flush()
+
+    def _dropped(self, count: int) -> None:
+        self.dropped += count
+        if self._count is not None:
+            self._count(count)
+
+    def _notice(self, count: int) -> str:
+        record = logging.makeLogRecord(
+            {
+                "name": "sidecar.log",
+                "levelno": logging.WARNING,
+                "levelname": "WARNING",
+                "msg": f"{count} log lines dropped: the log's reader fell behind",
+            }
+        )
+        return self.format(record) + "\n"
+
+
+def count_dropped_server_lines(count: Callable[[int], None]) -> None:
+    """Count the server log's dropped lines in a metric (the log exists before metrics)."""
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, QueuedStreamHandler):
+            handler.count_dropped_with(count)
+
+
 def resolve_format(requested: LogFormat | None, stream: TextIO) -> LogFormat:
     """JSON unless asked otherwise, except on a terminal, where a person reads it."""
     if requested is not None:
@@ -63,7 +125,9 @@ def configure_logging(
     `secrets`, every formatted line is masked (arguments, messages, tracebacks alike)."""
     stream = sys.stderr if stream is None else stream
     chosen = resolve_format(requested, stream)
-    handler = logging.StreamHandler(stream)
+    handler: logging.Handler = (
+        QueuedStreamHandler(stream) if may_stall(stream) else logging.StreamHandler(stream)
+    )
     formatter: logging.Formatter = (
         JsonFormatter() if chosen == "json" else logging.Formatter(TEXT_FORMAT)
     )
@@ -73,6 +137,8 @@ def configure_logging(
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
+        if isinstance(old, QueuedStreamHandler):
+            old.close()
     root.addHandler(handler)
     root.setLevel(level.upper())
     return chosen

@@ -293,6 +293,13 @@ class Metrics:
             ["result"],
             registry=r,
         )
+        self.log_lines_dropped = Counter(
+            "sidecar_log_lines_dropped",
+            "Log lines dropped because their reader fell behind (a full queue); log is "
+            "'decision' or 'server'. The log itself says how many, once lines flow again.",
+            ["log"],
+            registry=r,
+        )
         self.build_info = Info("sidecar_build", "Build information.", registry=r)
         self.build_info.info({"version": __version__})
 
