@@ -38,3 +38,19 @@ def test_a_double_star_glob_matches_at_any_depth() -> None:
     assert regex.fullmatch("/var/lib/sidecar/state.db")
     assert regex.fullmatch("/var/state.db")
     assert not regex.fullmatch("/var/lib/state.db.bak")
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [("find /tmp -maxdepth 1 -name 'build-*' -mtime +1 -exec rm -rf {} +", Verdict.ALLOW),
+     ("find . -name '*.log' | xargs rm -f", Verdict.ALLOW),
+     ("find / -name core | xargs rm -rf", Verdict.DENY),
+     ("find ~/.ssh -name 'id_*' -exec cat {} \\;", Verdict.DENY),
+     ("find /etc -name '*.conf' -exec rm {} +", Verdict.DENY)],
+)  # fmt: skip
+async def test_what_find_hands_on_is_the_matches_below_scratch_and_project_roots(
+    line: str, expected: Verdict
+) -> None:
+    """Below the project or a scratch directory, `{}` is the matches; below `/`, `~` or a
+    system directory it still counts as the whole tree."""
+    assert await verdict_of(line) is expected, line

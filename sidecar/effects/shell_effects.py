@@ -46,7 +46,12 @@ from sidecar.effects.secret_output import (
     secret_variables,
 )
 from sidecar.shell.printing import printed_text
-from sidecar.shell.walk import ShellAnalysis, SimpleCommand, trusted_generator
+from sidecar.shell.walk import (
+    ShellAnalysis,
+    SimpleCommand,
+    narrowable_find_root,
+    trusted_generator,
+)
 from sidecar.shell.walk import analyse as shell_analyse
 
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
@@ -262,7 +267,9 @@ def _find_deletes_matches(found: list[Effect], command: SimpleCommand) -> list[E
         return found  # several alternatives, or a computed name: the whole tree
     return [
         e._replace(target=e.target.rstrip("/") + "/**/" + names[0])
-        if e.action is Action.DELETE and e.target not in (UNRESOLVED, STDIN)
+        if e.action is Action.DELETE
+        and e.target not in (UNRESOLVED, STDIN)
+        and narrowable_find_root(e.target)
         else e
         for e in found
     ]

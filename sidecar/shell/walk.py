@@ -330,6 +330,13 @@ def _walk_nodes(
             # `cat <<EOF | kubectl apply -f -`: the grammar hangs the rest of the pipeline
             # on the here-document; its first stage reads what the statement's command prints.
             body = node.child_by_field_name("body")
+            if body is None:
+                # `> f`, `>> f`: a redirect alone truncates or creates the file.
+                redirects, _ = _redirects(node.children_by_field_name("redirect"), source, walk.env)
+                if redirects:
+                    walk.commands.append(
+                        SimpleCommand(":", (), _NO_FLAGS, (), redirects=redirects, via=via)
+                    )
             for redirect in node.children_by_field_name("redirect"):
                 if body is None or redirect.type != "heredoc_redirect":
                     continue
@@ -346,13 +353,6 @@ def _walk_nodes(
             if head is not None and previous_stage:
                 for inside in (node, *around):
                     stage_heads[inside.id] = head
-        elif kind == "redirected_statement" and node.child_by_field_name("body") is None:
-            # `> f`, `>> f`: a redirect alone truncates or creates the file.
-            redirects, _ = _redirects(node.children_by_field_name("redirect"), source, walk.env)
-            if redirects:
-                walk.commands.append(
-                    SimpleCommand(":", (), _NO_FLAGS, (), redirects=redirects, via=via)
-                )
         elif kind == "variable_assignment" and parent_kind in (
             "program",
             "list",
@@ -1092,13 +1092,37 @@ def _find_exec(walk: _Walk, rest: list[str], depth: int) -> None:
 
 
 def _find_roots(args: list[str]) -> list[str]:
-    """find's starting points: the words before its first expression (`{}` stands for them)."""
+    """What `{}` stands for: find's starting points (the words before its first expression),
+    or, with one `-name PATTERN`, the matches at any depth below them (`ROOT/**/PATTERN`)."""
     roots = []
     for word in args:
         if word.startswith(("-", "(", "!")):
             break
         roots.append(word)
+    names = [
+        args[i + 1]
+        for i in range(len(args) - 1)
+        if args[i] in ("-name", "-iname") and args[i + 1] and "/" not in args[i + 1]
+    ]
+    alternatives = any(w in ("-o", "-or", ",") for w in args)
+    narrow = len(names) == 1 and not alternatives and not _dynamic(names[0]) and roots
+    if narrow and all(narrowable_find_root(root) for root in roots):
+        return [root.rstrip("/") + "/**/" + names[0] for root in roots]
     return roots
+
+
+_SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 (names, not files we create)
+
+
+def narrowable_find_root(root: str) -> bool:
+    """Roots below which `find -name X` is judged as the matches alone: the project (a
+    relative root) and scratch directories. Below `/`, `~` or a system directory every
+    match counts as the whole tree (`find / -name core | xargs rm -rf` is a wipe)."""
+    if _dynamic(root):
+        return False
+    if not root.startswith(("/", "~")):
+        return not root.startswith("..")
+    return root.rstrip("/").startswith(_SCRATCH)
 
 
 def _env_split_string(rest: list[str], inner: list[str]) -> list[str]:
