@@ -192,3 +192,31 @@ async def test_a_project_cancelled_while_compacting_keeps_nothing(
         view = await stub.Project(request)  # the retry: no "duplicate message id"
         assert view.compaction.compacted
         assert await ids(stub, "cancel") == [*before, "u2"]
+
+
+async def test_a_session_another_writer_always_wins_is_aborted_and_keeps_nothing(
+    start_sidecar: StartSidecar, state_path: Path
+) -> None:
+    """On a shared store another replica may move a session on between every attempt. A
+    trigger that drops every version change stands in for such a writer: each attempt's
+    conditional update matches no row, so every retry conflicts. The call ends ABORTED and
+    stores nothing; the session stays as it was."""
+    sidecar = await start_sidecar()
+    async with grpc.aio.insecure_channel(sidecar.addresses[0]) as channel:
+        stub = pb_grpc.ContextServiceStub(channel)
+        await stub.Append(pb.AppendRequest(session_id="race", messages=opening()))
+        before = await ids(stub, "race")
+        with sqlite3.connect(state_path) as db:
+            db.execute(
+                "CREATE TRIGGER always_behind BEFORE UPDATE ON sessions "
+                "WHEN NEW.version <> OLD.version BEGIN SELECT RAISE(IGNORE); END"
+            )
+        for request in (
+            pb.AppendRequest(session_id="race", messages=carried()),
+            pb.ProjectRequest(session_id="race", messages=carried(), context_limit=1_000),
+        ):
+            method = stub.Append if isinstance(request, pb.AppendRequest) else stub.Project
+            with pytest.raises(grpc.aio.AioRpcError) as raised:
+                await method(request)
+            assert raised.value.code() == grpc.StatusCode.ABORTED, raised.value.details()
+            assert await ids(stub, "race") == before
