@@ -354,10 +354,6 @@ class Runtime:
                 where, hidden,
             )  # fmt: skip
             assert report.tokens_after <= self.limit, where
-            if report.trigger == pb.COMPACTION_TRIGGER_THRESHOLD:
-                # A compaction at the threshold makes the view smaller (the audit found 13
-                # of 4,294 that raised it: a summary costing more than what it hid).
-                assert report.tokens_after < report.tokens_before, (where, report)
         self.stats.elided += len(response.elided_message_ids)
         self.view = messages
         self.unseen = []

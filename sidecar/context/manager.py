@@ -649,11 +649,7 @@ class ContextManager:
                 call.events.append((trigger, "nothing_to_compact"))
                 return CompactionResult(trigger, 0, (), before.tokens, before.tokens)
             raise ContextExhausted(planned.does_not_fit)
-        if not planned.inserts or (
-            trigger == "threshold" and planned.total >= before.tokens and before.tokens <= limit
-        ):
-            # Nothing to hide, or a plan that would not make the view smaller (its summary
-            # costs more than what it hides) while the view fits as it is: leave it.
+        if not planned.inserts:
             call.events.append((trigger, "nothing_to_compact"))
             if trigger == "context_exceeded":
                 state.recoveries += 1
