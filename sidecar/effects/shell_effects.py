@@ -49,7 +49,7 @@ from sidecar.shell.printing import printed_text
 from sidecar.shell.walk import (
     ShellAnalysis,
     SimpleCommand,
-    narrowable_find_root,
+    find_matches_below,
     trusted_generator,
 )
 from sidecar.shell.walk import analyse as shell_analyse
@@ -257,22 +257,13 @@ _SUFFIX_LANGUAGES = {
 def _find_deletes_matches(found: list[Effect], command: SimpleCommand) -> list[Effect]:
     """`find /tmp -name 'pytest-*' -delete` deletes what the name matches at any depth below
     the root, not the root: judged as the glob `/tmp/**/pytest-*`."""
-    args = command.args
-    names = [
-        args[i + 1]
-        for i in range(len(args) - 1)
-        if args[i] in ("-name", "-iname") and "/" not in args[i + 1] and args[i + 1]
-    ]
-    if len(names) != 1 or "$" in names[0] or "`" in names[0] or "-o" in args or "-or" in args:
-        return found  # several alternatives, or a computed name: the whole tree
-    return [
-        e._replace(target=e.target.rstrip("/") + "/**/" + names[0])
-        if e.action is Action.DELETE
-        and e.target not in (UNRESOLVED, STDIN)
-        and narrowable_find_root(e.target)
-        else e
-        for e in found
-    ]
+    changed: list[Effect] = []
+    for effect in found:
+        glob = None
+        if effect.action is Action.DELETE and effect.target not in (UNRESOLVED, STDIN):
+            glob = find_matches_below(command.args, effect.target)
+        changed.append(effect._replace(target=glob) if glob else effect)
+    return changed
 
 
 def _prints_variables(command: SimpleCommand) -> bool:

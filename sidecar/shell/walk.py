@@ -1099,16 +1099,25 @@ def _find_roots(args: list[str]) -> list[str]:
         if word.startswith(("-", "(", "!")):
             break
         roots.append(word)
+    narrowed = [find_matches_below(args, root) for root in roots]
+    if roots and all(narrowed):
+        return [glob for glob in narrowed if glob]
+    return roots
+
+
+def find_matches_below(args: Sequence[str], root: str) -> str | None:
+    """With one `-name PATTERN` (no alternatives) below a narrowable root, what find acts on
+    is the matches at any depth: the glob `ROOT/**/PATTERN`; otherwise None (the tree)."""
     names = [
         args[i + 1]
         for i in range(len(args) - 1)
         if args[i] in ("-name", "-iname") and args[i + 1] and "/" not in args[i + 1]
     ]
-    alternatives = any(w in ("-o", "-or", ",") for w in args)
-    narrow = len(names) == 1 and not alternatives and not _dynamic(names[0]) and roots
-    if narrow and all(narrowable_find_root(root) for root in roots):
-        return [root.rstrip("/") + "/**/" + names[0] for root in roots]
-    return roots
+    if len(names) != 1 or _dynamic(names[0]) or "$" in names[0] or "`" in names[0]:
+        return None
+    if any(w in ("-o", "-or", ",") for w in args) or not narrowable_find_root(root):
+        return None
+    return root.rstrip("/") + "/**/" + names[0]
 
 
 _SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 (names, not files we create)
