@@ -164,6 +164,25 @@ INDIRECTIONS: dict[str, Callable[[str, str], str]] = {
     "brace": lambda t, p: t.format(p=p.rsplit("/", 1)[0] + "/{" + p.rsplit("/", 1)[1] + ",zzz}"),
     "dotdot": lambda t, p: t.format(p=p.replace("/", "/./", 1)),
     "script": lambda t, p: "echo " + shlex.quote(t.format(p=p)) + " > /tmp/s.sh && bash /tmp/s.sh",
+    # Parameter expansion, arrays, namerefs and builtins that set variables.
+    "trim": lambda t, p: f"V={p}.bak; " + t.format(p='"${V%.bak}"'),
+    "strip": lambda t, p: f"V=zz{p}; " + t.format(p='"${V#zz}"'),
+    "case": lambda t, p: f"V={p.upper()}; " + t.format(p='"${V,,}"'),
+    "substring": lambda t, p: f"V=12{p}; " + t.format(p='"${V:2}"'),
+    "replace": lambda t, p: f"V={p}QQ; " + t.format(p='"${V/QQ/}"'),
+    "array": lambda t, p: f"A=(x {p}); " + t.format(p='"${A[1]}"'),
+    "nameref": lambda t, p: f"V={p}; declare -n R=V; " + t.format(p='"$R"'),
+    "indirect": lambda t, p: f"V={p}; N=V; " + t.format(p='"${!N}"'),
+    "printf": lambda t, p: f"printf -v V '%s' {p}; " + t.format(p='"$V"'),
+    "read": lambda t, p: f"read -r V <<< {p}; " + t.format(p='"$V"'),
+    "append": lambda t, p: (
+        f"V={p.rsplit('/', 1)[0]}; V+=/{p.rsplit('/', 1)[1]}; " + t.format(p='"$V"')
+    ),
+    "command_variable": lambda t, p: (
+        f"C={shlex.quote(t.format(p=p))}; $C"
+        if ">" not in t and "&&" not in t
+        else f"V={p}; " + t.format(p='"$V"')
+    ),
 }
 
 

@@ -25,6 +25,7 @@ from typing import NamedTuple
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser, Tree
 
+from sidecar.shell import parameters
 from sidecar.shell.embedded_code import (
     COMMAND_VARIABLES,
     LOADER_VARIABLES,
@@ -34,7 +35,7 @@ from sidecar.shell.embedded_code import (
     shell_script_index,
 )
 from sidecar.shell.embedded_code import PROGRAMS as EMBEDDING_PROGRAMS
-from sidecar.shell.printing import printed_text
+from sidecar.shell.printing import printed_text, printf
 from sidecar.shell.wrappers import DEFAULT_WRAPPERS, WrapperSpec, unwrap
 from sidecar.text import valid_text
 
@@ -102,7 +103,7 @@ class _Walk:
     # Script semantics: variables with values known statically, the commands whose output a
     # variable holds (X=$(curl ...)), functions defined so far (body node and its source),
     # and which functions are being expanded (no recursion).
-    env: dict[str, str] = field(default_factory=dict)
+    env: _Variables = field(default_factory=lambda: _Variables())
     producers: dict[str, SimpleCommand] = field(default_factory=dict)
     functions: dict[str, tuple[Node, str]] = field(default_factory=dict)
     calling: set[str] = field(default_factory=set)
@@ -177,9 +178,15 @@ def _run(
     for name, (body, source) in list(walk.functions.items()):
         if name not in walk.called:  # defined, never called here: judge its body as it stands
             _walk_body(walk, body, source, 1, f"function {name}", None)
+    problems = walk.problems
+    if walk.env.unfollowed:
+        problems.extend(
+            f"a value is transformed in a way the analysis cannot follow: {w}"
+            for w in walk.env.unfollowed
+        )
     return ShellAnalysis(
         tuple(walk.commands),
-        tuple(dict.fromkeys(walk.problems)),
+        tuple(dict.fromkeys(problems)),
         walk.parse_error,
         tuple(dict.fromkeys(walk.recursive_functions)),
     )
@@ -455,9 +462,13 @@ def _declaration(
     source = walk.source
     keyword = next((c for c in node.children if not c.is_named), None)
     program = keyword.type if keyword is not None else "export"
+    reference = any(
+        c.type == "word" and _text(c, source).startswith("-") and "n" in _text(c, source)
+        for c in node.named_children
+    )
     for child in node.named_children:
         if child.type == "variable_assignment" and program != "unset":
-            _set_variable(walk, child, source)
+            _set_variable(walk, child, source, reference)
         elif program == "unset":
             walk.env.pop(_text(child, source), None)
     args = tuple(
@@ -511,25 +522,76 @@ _MAX_LOOP_NESTING = 4
 _MAX_LOOP_VALUES = 16
 
 
-def _set_variable(walk: _Walk, node: Node, source: str) -> None:
+def _set_variable(walk: _Walk, node: Node, source: str, reference: bool = False) -> None:
     """`X=value`: remember the value where it is static, and the command whose output it
-    holds where it is `$(...)`."""
+    holds where it is `$(...)`. Arrays keep each element (`a[0]`) and all of them (`a[@]`);
+    `declare -n X=Y` makes `$X` read Y."""
     name_node = node.child_by_field_name("name")
     value = node.child_by_field_name("value")
     if name_node is None:
         return
-    name = _text(name_node, source)
-    if value is None:
-        walk.env[name] = ""
+    env = walk.env
+    name = (
+        _subscript_key(name_node, source, env)
+        if name_node.type == "subscript"
+        else _text(name_node, source)
+    )
+    if reference:
+        if value is not None:
+            env[_REFERENCE + name] = _resolve(value, source, env)
         return
-    resolved = _resolve(value, source, walk.env)
+    appending = any(c.type == "+=" for c in node.children if not c.is_named)
+    if value is None:
+        env[name] = ""
+        return
+    if value.type == "array":
+        _set_array(walk, name, value, source, appending)
+        return
+    resolved = _resolve(value, source, env)
+    if appending:
+        before = env.get(name)
+        resolved = _join([before, resolved]) if before is not None else _Dynamic("$" + name)
     if len(resolved) > _MAX_VALUE:
         resolved = _Dynamic("$" + name)
-    walk.env[name] = resolved
+    env[name] = resolved
     walk.producers.pop(name, None)
     producer = _substituted_command([value], source)
     if producer is not None:
         walk.producers[name] = producer
+
+
+_MAX_ARRAY = 64  # elements kept per array; a longer array is unknown
+
+
+def _set_array(walk: _Walk, name: str, value: Node, source: str, appending: bool) -> None:
+    env = walk.env
+    elements: list[str] = []
+    if appending:
+        before = env.get(name + "[@]")
+        if before is None and env.get(name) is not None:
+            before = env[name]
+        if before is None or _dynamic(before):
+            _store_array(env, name, None)
+            return
+        elements = before.split(_ELEMENTS) if before else []
+    for child in value.named_children:
+        if child.type != "comment":
+            elements.extend(_words_of(child, source, env))
+    _store_array(env, name, elements if len(elements) <= _MAX_ARRAY else None)
+
+
+def _store_array(env: dict[str, str], name: str, elements: list[str] | None) -> None:
+    """Keep `a[i]`, `a[@]` and `a` (bash reads `$a` as `${a[0]}`); None forgets the array."""
+    for key in [k for k in env if k.startswith(name + "[")]:
+        del env[key]
+    if elements is None:
+        env[name] = env[name + "[@]"] = _Dynamic("$" + name)
+        return
+    for index, element in enumerate(elements):
+        env[f"{name}[{index}]"] = element
+    joined = _ELEMENTS.join(elements)
+    env[name + "[@]"] = _Dynamic(joined) if any(_dynamic(e) for e in elements) else joined
+    env[name] = elements[0] if elements else ""
 
 
 def _walk_loop(
@@ -689,12 +751,20 @@ def _command(
             environment = _prefix_assignments(walk, node, via, depth)
     arguments = node.children_by_field_name("argument")
     env = walk.env
-    words = [_resolve(name_node, source, env)]
+    head = name_node.named_children
+    if len(head) == 1 and head[0].type in _SPLIT_AT_RUN_TIME:
+        words = _words_of(head[0], source, env)  # `$cmd` runs `rm -rf /` when cmd holds it
+    else:
+        words = [_resolve(name_node, source, env)]
     if "{" in source:
         for argument in arguments:
             words.extend(_words_of(argument, source, env))
     else:
-        words += [_resolve(c, source, env) for c in arguments]
+        for argument in arguments:
+            if argument.type in _SPLIT_AT_RUN_TIME:
+                words.extend(_words_of(argument, source, env))
+            else:
+                words.append(_resolve(argument, source, env))
     redirect_nodes = _redirect_nodes(node, around)
     redirects, heredoc = _redirects(redirect_nodes, source, env) if redirect_nodes else ((), None)
     if input_from is None and nested:
@@ -704,7 +774,49 @@ def _command(
         if input_from is None and walk.producers:
             input_from = _variable_producer(arguments, source, walk.producers)
     command = _emit(walk, words, redirects, heredoc, depth, via, input_from, wrappers=())
+    if command is not None and command.program == "read" and command.stdin_text is not None:
+        _assign_read(walk, command, environment)
     return _with_environment(walk, command, environment)
+
+
+def _assign_read(walk: _Walk, command: SimpleCommand, environment: Sequence[str]) -> None:
+    """`read a b <<< "x y"`: the fields of the here-string go to the names, split at IFS
+    (`IFS=: read ...` for this command alone); the last name takes the rest."""
+    names = _read_names(list(command.args))
+    ifs: str = walk.env.get("IFS", _DEFAULT_IFS)
+    for assignment in environment:
+        if assignment.startswith("IFS="):
+            ifs = assignment[4:]
+    text = (command.stdin_text or "").rstrip("\n")
+    if _dynamic(ifs) or _dynamic(text):
+        for name in names:
+            _assign_output(walk, name, None)
+        return
+    fields = _split_at(text, ifs, len(names)) if names else []
+    for index, name in enumerate(names):
+        _assign_output(walk, name, fields[index] if index < len(fields) else "")
+
+
+def _split_at(text: str, ifs: str, most: int) -> list[str]:
+    """`text` split at any character of `ifs` into at most `most` fields."""
+    if not ifs:
+        return [text]
+    fields: list[str] = []
+    current: list[str] = []
+    for index, char in enumerate(text):
+        if char in ifs and len(fields) < most - 1:
+            if current or not char.isspace():
+                fields.append("".join(current))
+                current = []
+            continue
+        if len(fields) == most - 1 and not current and char in ifs and char.isspace():
+            continue
+        current.append(char)
+        if len(fields) == most - 1:
+            current.append(text[index + 1 :])
+            break
+    fields.append("".join(current).strip(" \t") if " " in ifs else "".join(current))
+    return fields
 
 
 def _with_environment(
@@ -799,7 +911,35 @@ def _emit(
             alias, equals, value = definition.partition("=")
             if equals and alias and not alias.startswith("-"):
                 walk.aliases[alias] = value
+    elif program == "printf" and len(rest) >= 3 and rest[0] == "-v":
+        _assign_output(
+            walk, rest[1], printf(rest[2], rest[3:]) if not any(map(_dynamic, rest[2:])) else None
+        )
     return command
+
+
+def _read_names(rest: list[str]) -> list[str]:
+    """The variables `read` sets: words after its options (-p, -d, -n, -t, -u take a value)."""
+    names: list[str] = []
+    skip = False
+    for word in rest:
+        if skip:
+            skip = False
+        elif word.startswith("-") and not names:
+            skip = word[-1:] in ("p", "d", "n", "N", "t", "u", "a") and len(word) == 2
+        else:
+            names.append(word)
+    return names
+
+
+def _assign_output(walk: _Walk, name: str, value: str | None) -> None:
+    """`printf -v X ...`, `read X <<< ...`: builtins that set a variable."""
+    if not name.isidentifier():
+        return
+    if value is None or len(value) > _MAX_VALUE:
+        walk.env[name] = _Dynamic("$" + name)
+    else:
+        walk.env[name] = value
 
 
 def _expand_alias(
@@ -837,7 +977,10 @@ def _call_function(
     for index, value in enumerate(args[:9], start=1):
         walk.env[str(index)] = value
     joined = " ".join(args)
-    walk.env["@"] = _Dynamic(joined) if any(_dynamic(a) for a in args) else joined
+    dynamic = any(_dynamic(a) for a in args)
+    walk.env["@"] = _Dynamic(joined) if dynamic else joined
+    elements = _ELEMENTS.join(args)
+    walk.env["@[@]"] = _Dynamic(elements) if dynamic else elements
     walk.env["*"] = walk.env["@"]
     walk.env["#"] = str(len(args))
     walk.calling.add(name)
@@ -851,7 +994,7 @@ def _call_function(
     return None
 
 
-_POSITIONAL = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "@", "*", "#")
+_POSITIONAL = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "@", "*", "#", "@[@]")
 _MAX_EXPANDED = 64 * 1024  # characters of alias and function expansions analysed per line
 _MAX_FIND_ROOTS = 64  # find starting points put in place of {} (each -exec gets them all)
 
@@ -1245,6 +1388,9 @@ _MAX_BRACE_WORDS = 64
 def _words_of(node: Node, source: str, env: Mapping[str, str] | None) -> list[str]:
     """The words one argument becomes: brace expansion (`/{etc,usr}`, `{1..3}`) splits it."""
     kind = node.type
+    if kind in _SPLIT_AT_RUN_TIME:
+        fields = _fields(node, source, env)
+        return fields if fields is not None else [_resolve(node, source, env)]
     if kind == "brace_expression":
         return _brace_range(node, source) or [_resolve(node, source, env)]
     if kind != "concatenation" or "{" not in source[node.start_byte : node.end_byte]:
@@ -1275,6 +1421,66 @@ def _words_of(node: Node, source: str, env: Mapping[str, str] | None) -> list[st
         dynamic = dynamic or any(_dynamic(a) for a in alternatives)
         words = [w + a for w in words for a in alternatives][:_MAX_BRACE_WORDS]
     return [_Dynamic(w) for w in words] if dynamic else words
+
+
+_SPLIT_AT_RUN_TIME = frozenset({"string", "simple_expansion", "expansion"})
+_DEFAULT_IFS = " \t\n"
+
+
+def _fields(node: Node, source: str, env: Mapping[str, str] | None) -> list[str] | None:
+    """The words one expansion becomes at run time: `"${a[@]}"` and `"$@"` one per element,
+    an unquoted `$x` split at the characters of IFS. None: it stays one word."""
+    if not env:
+        return None
+    if node.type == "string":
+        named = node.named_children
+        if len(named) != 1 or named[0].type not in ("simple_expansion", "expansion"):
+            return None
+        key = _all_elements_key(named[0], source, env)
+        value = env.get(key) if key is not None else None
+        if value is None or _dynamic(value):
+            return None
+        return value.split(_ELEMENTS) if value else []
+    value = _resolve(node, source, env)
+    if _dynamic(value):
+        return None
+    ifs = env.get("IFS", _DEFAULT_IFS)
+    if _dynamic(ifs):
+        if isinstance(env, _Variables):
+            env.unfollowed.append(_text(node, source)[:80])
+        return None
+    if not ifs:
+        return [value]
+    text = value.replace(_ELEMENTS, ifs[0])
+    if not any(c in ifs for c in text):
+        return [text] if text else []
+    out: list[str] = []
+    current: list[str] = []
+    for char in text:
+        if char in ifs:
+            if current:
+                out.append("".join(current))
+                current = []
+        else:
+            current.append(char)
+    if current:
+        out.append("".join(current))
+    return out
+
+
+def _all_elements_key(node: Node, source: str, env: Mapping[str, str]) -> str | None:
+    """`${a[@]}` -> "a[@]", `$@` / `${@}` -> "@[@]"; None for any other expansion."""
+    named = node.named_children
+    if len(named) != 1:
+        return None
+    first = named[0]
+    if first.type == "special_variable_name" and _text(first, source) == "@":
+        return "@[@]"
+    if first.type == "subscript":
+        key = _subscript_key(first, source, env)
+        if key.endswith("[@]"):
+            return key
+    return None
 
 
 def _split_commas(text: str) -> list[str]:
@@ -1397,27 +1603,8 @@ def _resolve(node: Node, source: str, env: Mapping[str, str] | None = None) -> s
         return _join(parts)
     if kind == "concatenation":
         return _join([_resolve(c, source, env) for c in node.named_children])
-    if kind in ("simple_expansion", "expansion"):
-        children = node.named_children
-        variable = next((c for c in children if c.type in _VARIABLE_NODES), None)
-        name = _text(variable, source) if variable is not None else ""
-        if env and name in env:
-            if len(children) == 1:
-                return env[name]
-            if kind == "expansion" and _default_operator(node, source):
-                return env[name] if env[name] else _resolve(children[-1], source, env)
-        elif (
-            kind == "expansion"
-            and len(children) == 2
-            and name not in _KNOWN_VARIABLES
-            and _default_operator(node, source)
-        ):
-            # Unset here: the default is the value to judge (`rm -rf ${DIR:-/}`).
-            return _resolve(children[1], source, env)
-        if name in _KNOWN_VARIABLES and len(children) == 1:
-            known = _KNOWN_VARIABLES[name]
-            return known if name == "HOME" else _Dynamic(known)
-        return _Dynamic("$" + (name or _text(node, source)))
+    if kind == "simple_expansion" or kind == "expansion":
+        return _expand(node, source, env)
     text = _text(node, source)
     if kind in ("regex", "extglob_pattern"):
         return text
@@ -1427,9 +1614,207 @@ def _resolve(node: Node, source: str, env: Mapping[str, str] | None = None) -> s
 _VARIABLE_NODES = frozenset({"variable_name", "special_variable_name"})
 
 
-def _default_operator(node: Node, source: str) -> bool:
-    """`${X:-default}` or `${X-default}`: the default stands in when X is unset."""
-    return any(not c.is_named and c.type in (":-", "-", ":=", "=") for c in node.children)
+def _expand(node: Node, source: str, env: Mapping[str, str] | None) -> str:
+    """`$x`, `${x}` and `${x<operator>...}`: the value where the walk knows it."""
+    children = node.children
+    named = node.named_children
+    first = named[0] if named else None
+    if first is None:
+        return _Dynamic(_text(node, source))
+    prefix = children[1].type if len(children) > 2 and not children[1].is_named else ""
+    if first.type == "subscript":
+        name = _subscript_key(first, source, env)
+    elif first.type in _VARIABLE_NODES:
+        name = _text(first, source)
+    else:
+        return _Dynamic(_text(node, source))
+    value = _lookup(env, name) if env else None
+    if prefix == "!" and node.type == "expansion":
+        if value is None or _dynamic(value) or len(children) != 4:
+            return _Dynamic(_text(node, source))  # `${!prefix*}`, `${!a[@]}`: names, not values
+        name, value = value, _lookup(env, value) if env else None
+    operator = _operator(node, first)
+    if value is None:
+        if operator in _UNSET_DEFAULTS and len(named) == 2 and name not in _KNOWN_VARIABLES:
+            # Unset here: the default is the value to judge (`rm -rf ${DIR:-/}`).
+            return _resolve(named[1], source, env)
+        if name in _KNOWN_VARIABLES and len(named) == 1 and not prefix:
+            known = _KNOWN_VARIABLES[name]
+            return known if name == "HOME" else _Dynamic(known)
+        return _Dynamic("$" + (name or _text(node, source)))
+    if prefix == "#" and node.type == "expansion":
+        if name.endswith("[@]") or name.endswith("[*]"):
+            return str(len(value.split(_ELEMENTS))) if value else "0"
+        return _Dynamic(_text(node, source)) if _dynamic(value) else str(len(value))
+    if name.endswith("[@]") or name.endswith("[*]"):
+        value = _join(value.split(_ELEMENTS)) if _ELEMENTS in value else value
+        value = value.replace(_ELEMENTS, " ") if not _dynamic(value) else value
+    if not operator:
+        return value
+    if operator in _DEFAULTS_OPERATORS:
+        operand = named[1] if len(named) > 1 else None
+        if operator in ("+", ":+"):
+            if operator == "+" or value:
+                return _resolve(operand, source, env) if operand is not None else ""
+            return ""
+        if operator.startswith(":") and not value:
+            return _resolve(operand, source, env) if operand is not None else ""
+        return value
+    if _dynamic(value):
+        return _Dynamic(_text(node, source))
+    result = _operated(node, source, env, value, operator, len(named) > 1)
+    if result is None:
+        # The value is known but the walk cannot follow what is done to it: a word that
+        # hides its value this way is a reason to ask.
+        if isinstance(env, _Variables):
+            env.unfollowed.append(_text(node, source)[:80])
+        return _Dynamic(_text(node, source))
+    return result
+
+
+_DEFAULTS_OPERATORS = frozenset({":-", "-", ":=", "=", ":+", "+", ":?", "?"})
+_UNSET_DEFAULTS = frozenset({":-", "-", ":=", "="})
+_CASE_OPERATORS = frozenset({",,", ",", "^^", "^", "~~", "~"})
+_TRIM_OPERATORS = frozenset({"#", "##", "%", "%%"})
+_REPLACE_OPERATORS = frozenset({"/", "//", "/#", "/%"})
+_ELEMENTS = "\x1f"  # separates an array's elements inside one stored value
+
+
+def _operator(node: Node, variable: Node) -> str:
+    """The operator token after the variable (`%`, `//`, `:`, `,,`, `@`), or ""."""
+    seen = False
+    for child in node.children:
+        if child is variable or child.id == variable.id:
+            seen = True
+        elif seen and not child.is_named and child.type != "}":
+            return child.type
+    return ""
+
+
+def _operated(
+    node: Node,
+    source: str,
+    env: Mapping[str, str] | None,
+    value: str,
+    operator: str,
+    has_operands: bool,
+) -> str | None:
+    if operator in _CASE_OPERATORS:
+        return parameters.change_case(value, operator) if not has_operands else None
+    if operator == "@":
+        letter = next(
+            (c.type for c in reversed(node.children) if not c.is_named and c.type != "}"), ""
+        )
+        if letter in ("U", "L", "u"):
+            return parameters.change_case(value, "@" + letter)
+        if letter == "E":
+            return _ansi_c(value)
+        if letter == "Q":
+            return value
+        return None
+    texts: list[str | None] = []  # the operands between separators; None: left out
+    for operand in _operand_groups(node, operator):
+        text = _pattern_text(operand, source, env) if operand is not None else ""
+        if text is None:
+            return None
+        texts.append(text if operand is not None else None)
+    if operator in _TRIM_OPERATORS:
+        return parameters.trim(value, operator, texts[0] or "") if len(texts) == 1 else None
+    if operator in _REPLACE_OPERATORS:
+        if not texts:
+            return None
+        pattern = texts[0] or ""
+        if (len(pattern) - len(pattern.rstrip("\\"))) % 2 == 1:
+            return None  # `${x//\//}`: the grammar splits at the escaped slash
+        replacement = texts[1] if len(texts) > 1 else ""
+        return parameters.replace(value, operator, pattern, replacement or "")
+    if operator == ":" and texts and texts[0] is not None:
+        length = texts[1] if len(texts) > 1 else None
+        if len(texts) > 1 and length is None:
+            length = "0"  # `${x:2:}`: an empty length is zero
+        return parameters.substring(value, texts[0], length)
+    return None
+
+
+def _operand_groups(node: Node, operator: str) -> list[Node | None]:
+    """The operands after the operator, split at `/` (replacements) or `:` (substrings):
+    `${x/%/R}` is [None, R], `${x/a}` is [a]."""
+    separator = "/" if operator in _REPLACE_OPERATORS else ":"
+    groups: list[Node | None] = [None]
+    after = False
+    for child in node.children:
+        if not after:
+            after = not child.is_named and child.type == operator
+            continue
+        if child.type == "/" and operator in ("/", "//") and len(groups) == 1 and groups[0] is None:
+            return []  # `${x///*/R}`: a pattern that starts with `/` is misread by the grammar
+        if child.is_named:
+            groups[-1] = child
+        elif child.type == separator:
+            groups.append(None)
+    return groups
+
+
+def _pattern_text(node: Node, source: str, env: Mapping[str, str] | None) -> str | None:
+    """An operand of `${x%...}`, `${x/.../...}`, `${x:...}`: its text with variables put in."""
+    if node.type in ("regex", "word", "number"):
+        text = _text(node, source)
+        if "$" in text or "`" in text:
+            text = _SIMPLE_VARIABLE.sub(lambda m: _variable_text(m, env), text)
+            if "$" in text or "`" in text:
+                return None
+        return text
+    resolved = _resolve(node, source, env)
+    return None if _dynamic(resolved) else resolved
+
+
+_SIMPLE_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+
+
+def _variable_text(match: re.Match[str], env: Mapping[str, str] | None) -> str:
+    value = _lookup(env, match.group(1)) if env else None
+    return match.group(0) if value is None or _dynamic(value) else value
+
+
+def _subscript_key(node: Node, source: str, env: Mapping[str, str] | None) -> str:
+    """`a[0]`, `a[$i]`, `a[@]`: the key the element is kept under."""
+    variable = node.child_by_field_name("name")
+    index = node.child_by_field_name("index")
+    if variable is None or index is None:
+        return _text(node, source)
+    key = _resolve(index, source, env)
+    if _dynamic(key):
+        return _text(node, source)
+    return f"{_text(variable, source)}[{key.strip()}]"
+
+
+_REFERENCE = "\x00ref:"  # env key prefix of `declare -n` names: `${ref}` reads another variable
+
+
+def _lookup(env: Mapping[str, str], name: str) -> str | None:
+    value = env.get(name)
+    if value is not None:
+        return value
+    for _ in range(8):  # namerefs may point at namerefs
+        target = env.get(_REFERENCE + name)
+        if target is None:
+            return None
+        value = env.get(target)
+        if value is not None:
+            return value
+        name = target
+    return None
+
+
+class _Variables(dict[str, str]):
+    """The walk's variables, plus the words whose known value was transformed in a way the
+    walk cannot follow (reported as problems: the line asks)."""
+
+    __slots__ = ("unfollowed",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unfollowed: list[str] = []
 
 
 def _join(parts: list[str]) -> str:
