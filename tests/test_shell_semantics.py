@@ -67,3 +67,15 @@ def test_a_heredoc_marker_inside_quotes_does_not_hide_what_follows() -> None:
     found = analyse("echo \"<<'X'\"\nrm -rf /\n((((")
     assert found.parse_error  # still asks
     assert "rm" in [c.program for c in found.commands]
+
+
+def test_xargs_null_splits_what_printf_prints_at_nul() -> None:
+    found = commands("printf '%s\\0' /etc /var/lib | xargs -0 rm -rf")
+    assert ("rm", "-rf", "/etc", "/var/lib") in found
+
+
+def test_a_variable_filled_by_mktemp_is_a_scratch_path() -> None:
+    found = commands('t=$(mktemp -d) && rm -rf "$t"')
+    assert ("rm", "-rf", "/tmp/tmp.XXXXXXXXXX") in found
+    assert ("rm", "-rf", "/etc/tmp.XXXXXXXXXX") in commands("t=$(mktemp -p /etc); rm -rf $t")
+    assert analyse('t=$(mktemp -p "$D"); rm -rf "$t"').commands[-1].args[-1].startswith("$")

@@ -20,6 +20,7 @@ ADAPTERS = ToolAdapters(tuple(reversed(load_policy([bundled_policy_dir()]).polic
         ("developer__shell", {"command": "ls"}, "ls"),
         ("execute_bash", {"command": "ls", "is_input": "false"}, "ls"),
         ("exec_command", {"cmd": "ls", "workdir": "/w"}, "ls"),
+        ("write_stdin", {"session_id": 1, "chars": "rm -rf /\n"}, "rm -rf /\n"),  # Codex
         ("shell", {"command": ["bash", "-lc", "rm -rf /"]}, "bash -lc 'rm -rf /'"),
         ("run_commands", {"commands": ["ls", "pwd"]}, "ls\npwd"),
         ("mcp__shell__execute", {"command": "ls"}, "ls"),  # by its tool part

@@ -494,7 +494,20 @@ def _secrets_sent(
     hosts = [e.target for e in effects if e.action in _NETWORK]
     found: list[Effect] = []
     for word in command.args:
-        if type(word) is str or "$" not in word or word in presented:
+        if type(word) is str or "$" not in word:
+            continue
+        if word in presented:
+            # A vendor's token presented to a host that is not the vendor's
+            # (`-H "X-Token: $NPM_TOKEN" https://collector.example`) is sent, not used.
+            for name in _SECRET_VARIABLE.findall(word):
+                vendor = _vendor_of(name)
+                leaks = [h for h in hosts if vendor and not _issued_by(name, h)]
+                if leaks:
+                    found.append(
+                        Effect(Action.SEND, leaks[0], data=(ENVIRONMENT,),
+                               flags=frozenset({"secret_variable", "presented"}),
+                               program=command.program)
+                    )  # fmt: skip
             continue
         if word[:1] != "-" and ":" in word.split("$", 1)[0] and "://" not in word:
             continue  # httpie's `Header:$TOKEN`
@@ -775,7 +788,34 @@ def _trusted_indexes(
 def _issued_by(variable: str, host: str) -> bool:
     """GITHUB_TOKEN to api.github.com, OPENAI_API_KEY to api.openai.com: the issuer itself."""
     vendor = variable.lower().split("_")[0]
+    vendor = _VENDOR_SHORT_NAMES.get(vendor, vendor)
     return len(vendor) >= 3 and vendor in host.lower()
+
+
+# First words of secret names that say nothing about who issued the secret.
+_GENERIC_SECRET_WORDS = frozenset(
+    {"api", "auth", "access", "secret", "secrets", "token", "db", "database", "my", "app",
+     "service", "client", "bearer", "session", "private", "jwt", "user", "admin", "basic",
+     "prod", "production", "dev", "staging", "test", "local", "internal", "ci", "deploy",
+     "bot", "webhook", "password", "passwd", "pass", "pg", "mysql", "redis", "postgres",
+     "mongo", "smtp", "mail", "ldap", "oauth", "refresh", "id", "personal", "read", "write",
+     "registry", "repo", "git", "ssh", "server", "backend", "frontend", "web", "key"}
+)  # fmt: skip
+# Names whose issuer's hosts are spelt differently (ARTIFACTORY_TOKEN to acme.jfrog.io).
+_VENDOR_SHORT_NAMES = {
+    "gh": "github", "hf": "huggingface", "aws": "amazonaws", "gcp": "google",
+    "gcloud": "google", "artifactory": "jfrog", "jira": "atlassian", "confluence": "atlassian",
+    "firebase": "google", "dockerhub": "docker", "azure": "azure", "tf": "terraform",
+}  # fmt: skip
+
+
+def _vendor_of(variable: str) -> str:
+    """NPM_TOKEN -> "npm", STRIPE_SECRET_KEY -> "stripe"; "" for API_TOKEN, DB_PASSWORD."""
+    first = variable.lower().split("_")[0]
+    first = _VENDOR_SHORT_NAMES.get(first, first)
+    if len(first) < 3 or first in _GENERIC_SECRET_WORDS or "_" not in variable:
+        return ""
+    return first
 
 
 def _output_of(

@@ -553,11 +553,39 @@ def _set_variable(walk: _Walk, node: Node, source: str, reference: bool = False)
         resolved = _join([before, resolved]) if before is not None else _Dynamic("$" + name)
     if len(resolved) > _MAX_VALUE:
         resolved = _Dynamic("$" + name)
-    env[name] = resolved
     walk.producers.pop(name, None)
     producer = _substituted_command([value], source)
     if producer is not None:
         walk.producers[name] = producer
+        if producer.program == "mktemp" and value.type == "command_substitution":
+            resolved = _temporary_path(producer) or resolved
+    env[name] = resolved
+
+
+def _temporary_path(mktemp: SimpleCommand) -> str | None:
+    """What `$(mktemp ...)` prints: a fresh name under /tmp, `-p DIR` or its template's
+    directory (`t=$(mktemp -d); ...; rm -rf "$t"` deletes a scratch directory)."""
+    args = mktemp.args
+    directory = "/tmp"
+    template = "tmp.XXXXXXXXXX"
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word in ("-p", "--tmpdir") and index + 1 < len(args):
+            directory = args[index + 1]
+            index += 1
+        elif word.startswith("--tmpdir="):
+            directory = word.partition("=")[2]
+        elif word.startswith("-p") and len(word) > 2:
+            directory = word[2:]
+        elif not word.startswith("-"):
+            template = word
+        index += 1
+    if _dynamic(directory) or _dynamic(template) or not directory:
+        return None
+    if "/" in template:
+        return template
+    return directory.rstrip("/") + "/" + template
 
 
 _MAX_ARRAY = 64  # elements kept per array; a longer array is unknown
@@ -1190,9 +1218,18 @@ def _static_output(source: SimpleCommand | None, split: bool = True) -> list[str
     """What echo/printf with literal arguments print, as words (or as one, unsplit)."""
     if source is None or source.program not in ("echo", "printf"):
         return []
-    printed = _printed(source)
+    if source.program == "printf":
+        if any(map(_dynamic, source.args)):
+            return []
+        text = printed_text(source.program, source.args)
+        printed = [text] if text else []
+    else:
+        printed = _printed(source)
     if not split:
-        return [" ".join(printed)] if printed else []
+        whole = " ".join(printed)
+        if "\0" in whole:  # `printf '%s\0' /etc /var | xargs -0 rm -rf`: one word per NUL
+            return [part for part in whole.split("\0") if part]
+        return [whole] if printed else []
     return [part for arg in printed for part in arg.split()]
 
 
