@@ -566,7 +566,7 @@ def _temporary_path(mktemp: SimpleCommand) -> str | None:
     """What `$(mktemp ...)` prints: a fresh name under /tmp, `-p DIR` or its template's
     directory (`t=$(mktemp -d); ...; rm -rf "$t"` deletes a scratch directory)."""
     args = mktemp.args
-    directory = "/tmp"
+    directory = "/tmp"  # noqa: S108 (the name mktemp prints; nothing is created)
     template = "tmp.XXXXXXXXXX"
     index = 0
     while index < len(args):
