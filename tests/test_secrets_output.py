@@ -197,3 +197,18 @@ async def test_a_vendor_token_presented_to_another_host_is_sent(
     command: str, expected: Verdict
 ) -> None:
     assert await verdict_of(command) is expected, command
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ('echo "$GHCR_TOKEN" | docker login ghcr.io -u dev --password-stdin', ALLOW),
+        ('printf %s "$GH_TOKEN" | gh auth login --with-token', ALLOW),
+        ("echo $OPENAI_API_KEY", ASK),  # shown to the agent (and its model): asks
+        ('echo "$GHCR_TOKEN" | tee /tmp/t | docker login ghcr.io --password-stdin', ASK),
+    ],
+)
+async def test_a_secret_echoed_into_a_stdin_login_is_used_not_printed(
+    command: str, expected: Verdict
+) -> None:
+    assert await verdict_of(command) is expected, command

@@ -163,6 +163,7 @@ class CompiledShellMatch:
         )
         self.runs_input = match.runs_input
         self.wrapped_by = frozenset(match.wrapped_by)
+        self.unless_output_to_flags = frozenset(match.unless_output_to_flags)
         self.per_command = bool(
             self.programs or self.program_pattern.given or self.subcommands or self.flags_any
             or self.flags_all or self.positional.given or match.argument is not None
@@ -177,6 +178,15 @@ class CompiledShellMatch:
         """Conditions on the script as a whole."""
         recursive = bool(analysis.recursive_functions)
         return self.script_facts <= script_facts(analysis.commands, recursive, self.script_facts)
+
+    def output_read_by_flagged(
+        self, command: SimpleCommand, commands: Sequence[SimpleCommand]
+    ) -> bool:
+        """Whether a command reading this one's output has one of `unless_output_to_flags`."""
+        return any(
+            c.input_from is command and not self.unless_output_to_flags.isdisjoint(c.flags)
+            for c in commands
+        )
 
     def _fed_by_listed_program(self, command: SimpleCommand) -> bool:
         """Whether one of `input_from` feeds the command, directly or through other stages
@@ -301,8 +311,13 @@ class CompiledRule:
             analysis = shell_analyse(example)
             if not self.shell.matches_analysis(analysis):
                 return False
-            return not self.shell.per_command or any(
-                self.shell.matches(CommandFacts(c, self.shell.argument_filter))
+            shell = self.shell
+            return not shell.per_command or any(
+                shell.matches(CommandFacts(c, shell.argument_filter))
+                and not (
+                    shell.unless_output_to_flags
+                    and shell.output_read_by_flagged(c, analysis.commands)
+                )
                 for c in analysis.commands
             )
         assert self.arguments is not None
@@ -566,6 +581,13 @@ class SecurityInspector(LocalInspector):
         facts &= book.per_command_facts
         for command in analysis.commands:
             for rule in book.matching_command(command, facts):
+                shell = rule.shell
+                if (
+                    shell is not None
+                    and shell.unless_output_to_flags
+                    and shell.output_read_by_flagged(command, analysis.commands)
+                ):
+                    continue
                 if rule.rule.id not in seen:
                     seen.add(rule.rule.id)
                     findings.append(rule.finding(f"via {command.via}" if command.via else ""))

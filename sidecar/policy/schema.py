@@ -165,6 +165,11 @@ class ShellMatch(Strict):
     wrapped_by: tuple[str, ...] = Field(
         default=(), description="The command runs under one of these wrappers (sudo, doas)."
     )
+    unless_output_to_flags: tuple[str, ...] = Field(
+        default=(),
+        description="Not when the command's output feeds a command with one of these flags "
+        '(`echo "$TOKEN" | docker login --password-stdin` presents, it does not print).',
+    )
     runs_download: bool = Field(
         default=False,
         description="The script fetches a file and runs it, or makes it executable.",
