@@ -114,14 +114,18 @@ def test_quoted_data_is_not_a_command(script: str) -> None:
     [
         "$X -rf /",
         "${CMD} arg",
-        "$(echo rm) -rf /",
-        "`echo rm` -rf /",
+        "$(date) -rf /",
         'eval "$VAR"',
         'bash -c "$SCRIPT"',
     ],
 )
 def test_what_cannot_be_resolved_is_a_problem(script: str) -> None:
     assert analyse(script).problems
+
+
+@pytest.mark.parametrize("script", ["$(echo rm) -rf /", "`echo rm` -rf /", "$(printf rm) -rf /"])
+def test_a_substitution_that_only_prints_words_is_those_words(script: str) -> None:
+    assert ("rm", ("-rf", "/")) in [(c.program, c.args) for c in analyse(script).commands]
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ import codecs
 import functools
 import itertools
 import math
+import posixpath
 import re
 import threading
 import time
@@ -1460,14 +1461,14 @@ def _words_of(node: Node, source: str, env: Mapping[str, str] | None) -> list[st
     return [_Dynamic(w) for w in words] if dynamic else words
 
 
-_SPLIT_AT_RUN_TIME = frozenset({"string", "simple_expansion", "expansion"})
+_SPLIT_AT_RUN_TIME = frozenset({"string", "simple_expansion", "expansion", "command_substitution"})
 _DEFAULT_IFS = " \t\n"
 
 
 def _fields(node: Node, source: str, env: Mapping[str, str] | None) -> list[str] | None:
     """The words one expansion becomes at run time: `"${a[@]}"` and `"$@"` one per element,
     an unquoted `$x` split at the characters of IFS. None: it stays one word."""
-    if not env:
+    if env is None:
         return None
     if node.type == "string":
         named = node.named_children
@@ -1642,6 +1643,10 @@ def _resolve(node: Node, source: str, env: Mapping[str, str] | None = None) -> s
         return _join([_resolve(c, source, env) for c in node.named_children])
     if kind == "simple_expansion" or kind == "expansion":
         return _expand(node, source, env)
+    if kind == "command_substitution":
+        printed = _printed_by_substitution(node, source, env)
+        if printed is not None:
+            return printed
     text = _text(node, source)
     if kind in ("regex", "extglob_pattern"):
         return text
@@ -1649,6 +1654,39 @@ def _resolve(node: Node, source: str, env: Mapping[str, str] | None = None) -> s
 
 
 _VARIABLE_NODES = frozenset({"variable_name", "special_variable_name"})
+
+
+def _printed_by_substitution(node: Node, source: str, env: Mapping[str, str] | None) -> str | None:
+    """`$(echo /)`, `` `printf ~` ``, `$(dirname /etc/x)`: what a substitution of one
+    command with static words prints (the shell drops the trailing newlines)."""
+    named = [c for c in node.named_children if c.type != "comment"]
+    if len(named) != 1 or named[0].type != "command":
+        return None
+    command = named[0]
+    name = command.child_by_field_name("name")
+    if name is None or command.children_by_field_name("redirect"):
+        return None
+    inner = source[command.start_byte : command.end_byte]
+    if "$(" in inner or "`" in inner:
+        return None  # nested substitutions stay unknown (and the resolver stays flat)
+    program = _program_name(_resolve(name, source, env))
+    if program not in _STATIC_PRINTERS:
+        return None
+    args = tuple(_resolve(c, source, env) for c in command.children_by_field_name("argument"))
+    if any(map(_dynamic, args)) or sum(map(len, args)) > _MAX_VALUE:
+        return None
+    if program == "dirname":
+        paths = [a for a in args if not a.startswith("-")]
+        text = "\n".join(posixpath.dirname(p.rstrip("/")) or "." for p in paths)
+    elif program == "basename":
+        paths = [a for a in args if not a.startswith("-")]
+        text = posixpath.basename(paths[0].rstrip("/")) if paths else ""
+    else:
+        text = printed_text(program, args)
+    return text.rstrip("\n")
+
+
+_STATIC_PRINTERS = frozenset({"echo", "printf", "dirname", "basename"})
 
 
 def _expand(node: Node, source: str, env: Mapping[str, str] | None) -> str:
