@@ -126,3 +126,10 @@ def test_long_operands_are_not_matched() -> None:
     assert parameters.trim(long_value, "%", "a") is None
     assert parameters.glob_matches("*", long_value) is None
     assert parameters.trim("abc", "%", "c") == "ab"
+
+
+def test_pattern_work_per_line_is_bounded_and_beyond_it_asks() -> None:
+    one = "x=" + "a" * 60 + '; cat "${x%%*a*b}"'
+    assert not analyse(one).problems  # computed: nothing matches, the value stays
+    many = "x=" + "a" * 60 + "; cat " + " ".join(['"${x%%*a*a*a*a*a*a*a*a*a*b}"'] * 400)
+    assert analyse(many).problems  # past the line's budget the rest is unresolved

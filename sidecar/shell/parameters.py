@@ -13,6 +13,14 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 MAX_OPERAND = 256  # longer values or patterns are not matched: pattern trims are quadratic
+_MAX_STEPS = 200_000  # bound on value length squared times pattern pieces, per expansion
+
+
+def matching_cost(value: str, pattern: str) -> int:
+    """An upper bound on the glob steps a trim or replacement of `value` may take."""
+    return (len(value) + 1) * (len(value) + 1) * (len(pattern) + 1)
+
+
 _MAX_SCANNED_REPLACE = 64  # values scanned position by position for a glob replacement
 
 _POSIX_CLASSES: dict[str, Callable[[str], bool]] = {
@@ -152,6 +160,8 @@ def trim(value: str, operator: str, pattern: str) -> str | None:
     if tokens is None or len(value) > MAX_OPERAND or len(pattern) > MAX_OPERAND:
         return None
     size = len(value)
+    if (size + 1) * (size + 1) * (len(tokens) + 1) > _MAX_STEPS:
+        return None
     if operator in ("#", "##"):
         cuts = range(size + 1) if operator == "#" else range(size, -1, -1)
         for cut in cuts:
@@ -189,6 +199,8 @@ def replace(value: str, operator: str, pattern: str, replacement: str) -> str | 
     if tokens is None:
         return None
     size = len(value)
+    if (size + 1) * (size + 1) * (len(tokens) + 1) > _MAX_STEPS:
+        return None
     if operator == "/#":
         for end in range(size, -1, -1):
             if _match(tokens, value[:end]):

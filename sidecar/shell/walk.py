@@ -619,6 +619,9 @@ def _store_array(env: dict[str, str], name: str, elements: list[str] | None) -> 
     for index, element in enumerate(elements):
         env[f"{name}[{index}]"] = element
     joined = _ELEMENTS.join(elements)
+    if len(joined) > _MAX_VALUE:
+        _store_array(env, name, None)
+        return
     env[name + "[@]"] = _Dynamic(joined) if any(_dynamic(e) for e in elements) else joined
     env[name] = elements[0] if elements else ""
 
@@ -1747,6 +1750,7 @@ def _expand(node: Node, source: str, env: Mapping[str, str] | None) -> str:
     return result
 
 
+_MAX_PATTERN_WORK = 2_000_000  # glob steps per line; beyond it expansions are unresolved
 _DEFAULTS_OPERATORS = frozenset({":-", "-", ":=", "=", ":+", "+", ":?", "?"})
 _UNSET_DEFAULTS = frozenset({":-", "-", ":=", "="})
 _CASE_OPERATORS = frozenset({",,", ",", "^^", "^", "~~", "~"})
@@ -1793,6 +1797,13 @@ def _operated(
         if text is None:
             return None
         texts.append(text if operand is not None else None)
+    if operator in _TRIM_OPERATORS or operator in _REPLACE_OPERATORS:
+        # Pattern matching is quadratic: a line may spend only so much on it in total.
+        cost = parameters.matching_cost(value, texts[0] or "") if texts else 0
+        if isinstance(env, _Variables):
+            env.pattern_work += cost
+            if env.pattern_work > _MAX_PATTERN_WORK:
+                return None
     if operator in _TRIM_OPERATORS:
         return parameters.trim(value, operator, texts[0] or "") if len(texts) == 1 else None
     if operator in _REPLACE_OPERATORS:
@@ -1885,11 +1896,12 @@ class _Variables(dict[str, str]):
     """The walk's variables, plus the words whose known value was transformed in a way the
     walk cannot follow (reported as problems: the line asks)."""
 
-    __slots__ = ("unfollowed",)
+    __slots__ = ("pattern_work", "unfollowed")
 
     def __init__(self) -> None:
         super().__init__()
         self.unfollowed: list[str] = []
+        self.pattern_work = 0  # glob-matching steps spent by `${x%...}` and `${x/...}`
 
 
 def _join(parts: list[str]) -> str:
