@@ -21,6 +21,11 @@ ADAPTERS = ToolAdapters(tuple(reversed(load_policy([bundled_policy_dir()]).polic
         ("execute_bash", {"command": "ls", "is_input": "false"}, "ls"),
         ("exec_command", {"cmd": "ls", "workdir": "/w"}, "ls"),
         ("write_stdin", {"session_id": 1, "chars": "rm -rf /\n"}, "rm -rf /\n"),  # Codex
+        (
+            "local_shell",
+            {"action": {"type": "exec", "command": ["bash", "-lc", "rm -rf /"]}},
+            "bash -lc 'rm -rf /'",
+        ),
         ("shell", {"command": ["bash", "-lc", "rm -rf /"]}, "bash -lc 'rm -rf /'"),
         ("run_commands", {"commands": ["ls", "pwd"]}, "ls\npwd"),
         ("mcp__shell__execute", {"command": "ls"}, "ls"),  # by its tool part

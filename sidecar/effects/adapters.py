@@ -92,6 +92,10 @@ class ToolAdapters:
         return None
 
     def form(self, name: str, arguments: Mapping[str, Any], depth: int = 0) -> CallForm:
+        action = arguments.get("action")
+        if isinstance(action, dict) and "command" in action and "command" not in arguments:
+            # Codex's local_shell: {"action": {"type": "exec", "command": [...]}}.
+            arguments = {**{k: v for k, v in arguments.items() if k != "action"}, **action}
         form = self._form(name, arguments, depth)
         cwd = named_cwd(arguments)
         return form._replace(cwd=cwd) if cwd else form
