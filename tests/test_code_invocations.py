@@ -111,6 +111,10 @@ CASES = [
     ("pwsh", ["-"], "code", [("powershell", "code")]),
     ("pwsh", ["-Command", "-"], "code", [("powershell", "code")]),
     ("pwsh", [], "code", [("powershell", "code")]),
+    # standard input named as the program file
+    ("python3", ["/dev/stdin"], "code", [("python", "code")]),
+    ("node", ["/dev/fd/0"], "code", [("javascript", "code")]),
+    ("ruby", ["/proc/self/fd/0"], "code", [("ruby", "code")]),
     # not interpreters
     ("bash", ["-c", "x"], None, []),
     ("ls", ["-la"], None, []),

@@ -29,7 +29,12 @@ def code_invocations(
     reader = _reader(name)
     if reader is None:
         return []
-    return reader(list(args), stdin_text)
+    # `python3 /dev/stdin <<EOF`: the program file is standard input, as with `-`.
+    words = ["-" if a in _STDIN_FILES else a for a in args]
+    return reader(words, stdin_text)
+
+
+_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 
 
 def _reader(name: str) -> Callable[[list[str], str | None], Found] | None:
