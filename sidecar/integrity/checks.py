@@ -39,7 +39,11 @@ class IntegrityChecks:
 
     def problems(self) -> list[str]:
         found = self.scanner.check_examples()
-        categories = {r.category for r in self.injection.rules} | {"encoded", "hidden_text", "intent"}
+        categories = {r.category for r in self.injection.rules} | {
+            "encoded",
+            "hidden_text",
+            "intent",
+        }
         for combination in self.injection.combinations:
             for category in combination.categories:
                 if category not in categories:

@@ -215,7 +215,7 @@ _RECIPIENT = (
     r"(?:^|\s)#[a-z][\w-]+|public\s+(?:gist|paste|repo|repository|bucket|channel|link|url|issue)|"
     r"pastebin|webhook|gist\b|account\s+(?:number\s+|no\.?\s*)?[a-z0-9]{6,}|iban\b)"
 )
-_SECRET_NOUN = (
+_CONFIDENTIAL = (  # words that name secrets
     r"(?:passwords?|passwd|passphrases?|pass\s?codes?|(?:password\s+)?reset\s+codes?|"
     r"verification\s+codes?|2fa|mfa|otp|one[- ]time\s+(?:codes?|passwords?)|tokens?|"
     r"api[\s_-]?keys?|access\s+keys?|secret\s+keys?|private\s+keys?|ssh\s+keys?|signing\s+keys?|"
@@ -235,7 +235,7 @@ _RISK: list[tuple[str, str]] = [
     ("sending data out", rf"(?i)\b({_SEND_VERB}\b[^\n]{{0,100}}?{_RECIPIENT})"),
     (
         "secrets",
-        rf"(?i)\b({_TAKE_VERB}\b[^.!?\n]{{0,60}}?{_SECRET_NOUN}|{_SECRET_NOUN}[^.!?\n]{{0,30}}?"
+        rf"(?i)\b({_TAKE_VERB}\b[^.!?\n]{{0,60}}?{_CONFIDENTIAL}|{_CONFIDENTIAL}[^.!?\n]{{0,30}}?"
         r"\b(?:to|into|in\s+the|as\s+the)\s+(?:the\s+)?(?:[\w-]+\s+){0,2}"
         r"(?:argument|parameter|field|url|request|reply|answer|response|gist|issue|comment|"
         r"channel|message))",
@@ -262,7 +262,7 @@ _RISK: list[tuple[str, str]] = [
         r"(?i)((?:https?://\S*[?&=]\S*|\b(?:url|link|address)\b)[^.!\n]{0,60}?\b(?:followed\s+by|"
         r"containing|plus|with|appended|\+)\s+(?:the\s+|your\s+|their\s+)?(?:[\w'-]+\s+){0,3}?"
         r"(?:conversation|chat|history|messages|name|e-?mail|address|phone|data|documents|"
-        rf"{_SECRET_NOUN})|https?://[^\s)]*(?:\$\(|\{{\{{|\$\{{|%7b|<[a-z_]+>|\[[a-z_ ]+\]))",
+        rf"{_CONFIDENTIAL})|https?://[^\s)]*(?:\$\(|\{{\{{|\$\{{|%7b|<[a-z_]+>|\[[a-z_ ]+\]))",
     ),
     (
         "running downloaded code",
@@ -384,7 +384,10 @@ class IntentAnalyser:
         self._spans = _compile(_CODE_SPANS)
         self._paths = re2.compile(_PATHS)
 
-    def hits(self, text: str) -> list[Hit]:
+    def hits(self, text: str, scope: str = "tools") -> list[Hit]:
+        """Every feature found. In data (`content`) a risk counts only next to an address,
+        a role marker, secrecy or an override: without one, quoted commands (the costly
+        part, a parse each) are not judged."""
         text = text[:MAX_TEXT]
         found: list[Hit] = []
         for feature, what, regexes in self._features:
@@ -398,12 +401,13 @@ class IntentAnalyser:
                     if feature is Feature.RISK and _negated(text, start, end):
                         continue
                     found.append(Hit(feature, start, end, what))
-        found += self._command_hits(text)
+        if scope == "tools" or any(h.feature in _PARTNERS for h in found):
+            found += self._command_hits(text)
         found += self._path_hits(text)
         return found
 
     def findings(self, text: str, scope: str) -> list[Finding]:
-        hits = self.hits(text)
+        hits = self.hits(text, scope)
         if scope == "tools":
             return _tool_findings(hits)
         return _content_findings(hits, text)
@@ -477,6 +481,8 @@ def _negated(text: str, start: int, end: int) -> bool:
     return _NEGATION.search(text[max(0, start - 24) : end]) is not None
 
 
+# What a risk in data needs beside it to count (see _CONTENT_PAIRS).
+_PARTNERS = frozenset({Feature.ADDRESS, Feature.ROLE_MARKER, Feature.SECRECY, Feature.OVERRIDE})
 # Pairs that make an injection when close together (content: data the agent read).
 _CONTENT_PAIRS: tuple[tuple[Feature, Feature], ...] = (
     (Feature.ADDRESS, Feature.RISK),
@@ -522,17 +528,20 @@ def _tool_findings(hits: list[Hit]) -> list[Finding]:
         or h.feature in (Feature.OVERRIDE, Feature.SECRECY, Feature.ROLE_MARKER, Feature.MENTION)
     ]
     # An own-purpose kind counts when the text also presses or hides (a request, not a use).
+    pressing = (Feature.PRESSURE, Feature.SECRECY, Feature.ADDRESS)
     for h in hits:
-        if h.feature is Feature.RISK and h.what in _TOOL_OWN_PURPOSE:
-            if any(o.feature in (Feature.PRESSURE, Feature.SECRECY, Feature.ADDRESS) and _close(h, o)
-                   for o in hits):  # fmt: skip
-                strong.append(h)
+        if (
+            h.feature is Feature.RISK
+            and h.what in _TOOL_OWN_PURPOSE
+            and any(o.feature in pressing and _close(h, o) for o in hits)
+        ):
+            strong.append(h)
     if not strong:
         return []
     return [_finding(strong)]
 
 
-_QUOTES = re2.compile(r"['\x22‘“«「`]\s*$")
+_QUOTES = re2.compile(r"['\x22\x{2018}\x{201C}«「`]\s*$")
 
 
 def _quoted(text: str, start: int) -> bool:
@@ -547,9 +556,7 @@ def _close(a: Hit, b: Hit) -> bool:
 def _finding(group: Sequence[Hit]) -> Finding:
     features = tuple(dict.fromkeys(h.feature for h in sorted(group, key=lambda h: h.start)))
     risks = tuple(dict.fromkeys(h.what for h in group if h.feature is Feature.RISK))
-    return Finding(
-        features, risks, min(h.start for h in group), max(h.end for h in group)
-    )
+    return Finding(features, risks, min(h.start for h in group), max(h.end for h in group))
 
 
 def _merged(findings: list[Finding]) -> list[Finding]:
