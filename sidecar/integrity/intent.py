@@ -76,9 +76,9 @@ _ROLE = (
     r"coding\s+(?:agents?|assistants?)|bots?|chat\s?bots?|(?:github\s+)?copilot|claude|"
     r"chatgpt|gpt(?:-?\d[\w.]*)?|gemini|codex|cursor|devin|aider|windsurf|"
     r"(?:automated|autonomous)\s+(?:agents?|assistants?|systems?|tools?|readers?|crawlers?)|"
-    r"ki|ia|ии|ассистент\w*|агент\w*|нейросеть\w*|модель\w*|助手|人工智能|智能体|模型|"
+    r"ki|ia|ии|ассистент[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|агент[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|нейросеть[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|модель[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|助手|人工智能|智能体|模型|"
     r"アシスタント|エージェント|asistente|assistente|assistent|agente|modèle|modell|"
-    r"asystent\w*|yapay\s+zeka|asistan)"
+    r"asystent[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|yapay\s+zeka|asistan)"
 )
 _GREETING = (
     r"(?:hey|hi|hello|dear|attention|psst|yo|hej|hallo|hola|bonjour|salut|ciao|olá|oi|"
@@ -86,7 +86,7 @@ _GREETING = (
 )
 _ADDRESS = [
     # Hello language model! / Dear Copilot, / Hej AI!
-    rf"(?i)(?:^|[^\w])({_GREETING}[\s,!]+(?:(?:the|all|any|my|dear)\s+)?{_ROLE})\b",
+    rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_GREETING}[\s,!]+(?:(?:the|all|any|my|dear)\s+)?{_ROLE})(?:$|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])",
     # Note for GitHub Copilot: / Tip for bots / Message to whichever model ...
     r"(?i)\b((?:note|notes|message|instructions?|tips?|reminder|notice|memo|warning|request|"
     r"p\.?s\.?|heads[- ]up|attention)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+|every\s+|each\s+|"
@@ -128,15 +128,15 @@ _ROLE_MARKER = [
 ]
 _OVERRIDE_VERB = (
     r"(?:ignore|disregard|forget|override|bypass|discard|abandon|drop|glöm|ignorera|strunta\s+i|"
-    r"vergiss|ignorier\w*|vergeet|negeer|oublie\w*|ignorez|olvida\w*|ignora\w*|esque[cç]a\w*|"
-    r"dimentica\w*|забудь\w*|игнорир\w*|忽略|忘记|忘掉|無視|忘れ|zapomnij|zignoruj|unohda|ohita|"
+    r"vergiss|ignorier[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|vergeet|negeer|oublie[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|ignorez|olvida[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|ignora[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|esque[cç]a[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
+    r"dimentica[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|забудь[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|игнорир[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|忽略|忘记|忘掉|無視|忘れ|zapomnij|zignoruj|unohda|ohita|"
     r"unut|yoksay|glem|ignorer)"
 )
 _INSTRUCTIONS = (
     r"(?:instructions?|prompts?|directives?|guidance|guidelines|rules|orders|programming|"
-    r"instruktion\w*|anweisung\w*|instructie\w*|consignes?|instrucci\w*|instru[çc][õo]es|"
-    r"istruzion\w*|инструкци\w*|указани\w*|правил\w*|指令|指示|说明|提示|命令|instrukcj\w*|"
-    r"ohje\w*|talimat\w*|instruks\w*|regeln|règles|reglas|regras|regole|polecen\w*)"
+    r"instruktion[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|anweisung[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|instructie[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|consignes?|instrucci[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|instru[çc][õo]es|"
+    r"istruzion[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|инструкци[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|указани[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|правил[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|指令|指示|说明|提示|命令|instrukcj[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
+    r"ohje[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|talimat[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|instruks[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|regeln|règles|reglas|regras|regole|polecen[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*)"
 )
 _EARLIER = (
     r"(?:previous|prior|above|earlier|preceding|original|initial|system|your|tidigare|dina|"
@@ -146,8 +146,8 @@ _EARLIER = (
 )
 _OVERRIDE = [
     # RE2's \b is ASCII-only: letters of any script bound these instead.
-    rf"(?i)(?:^|[^\pL])({_OVERRIDE_VERB}\s+(?:[^.!?\n]{{0,30}}?\s)?(?:{_EARLIER}\s+(?:[^.!?\n]"
-    rf"{{0,20}}?\s)?{_INSTRUCTIONS}|{_INSTRUCTIONS}\s+{_EARLIER}))(?:$|[^\pL])",
+    rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_OVERRIDE_VERB}\s+(?:[^.!?\n]{{0,30}}?\s)?(?:{_EARLIER}\s+(?:[^.!?\n]"
+    rf"{{0,20}}?\s)?{_INSTRUCTIONS}|{_INSTRUCTIONS}\s+{_EARLIER}))(?:$|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])",
     rf"({_OVERRIDE_VERB}[^。\n]{{0,6}}?{_EARLIER}[^。\n]{{0,8}}?{_INSTRUCTIONS})",
     r"(?i)\b(new\s+(?:system\s+)?instructions\s*:|your\s+(?:instructions|rules|orders|task)\s+"
     r"(?:have|has)\s+(?:changed|been\s+(?:updated|replaced|revoked))|follow\s+(?:the\s+tool|this\s+"
@@ -181,8 +181,8 @@ _SECRECY = [
     r"(?i)(ohne\s+(?:es\s+)?(?:zu\s+)?(?:fragen|erwähnen|sagen|benachrichtigen)|sans\s+(?:le\s+)?"
     r"(?:dire|prévenir|demander|mentionner)|sin\s+(?:decir|avisar|preguntar|mencionar)|"
     r"sem\s+(?:avisar|dizer|perguntar|mencionar)|senza\s+(?:dire|avvisare|chiedere)|"
-    r"utan\s+att\s+(?:säga|fråga|berätta|meddela)|не\s+(?:говори|сообщай|спрашивай|рассказывай)\w*|"
-    r"不要(?:告诉|通知|询问|提及)|(?:言わ|知らせ|伝え)ないで|tajemnic\w*|po\s+cichu|"
+    r"utan\s+att\s+(?:säga|fråga|berätta|meddela)|не\s+(?:говори|сообщай|спрашивай|рассказывай)[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
+    r"不要(?:告诉|通知|询问|提及)|(?:言わ|知らせ|伝え)ないで|tajemnic[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|po\s+cichu|"
     r"heimlich|en\s+secret|en\s+secreto|di\s+nascosto|в\s+тайне|тайно|悄悄|秘密に)",
 ]
 _PRESSURE = [
@@ -206,8 +206,8 @@ _SEND_VERB = (
     r"(?:send|sends|sending|sent|mail|mails|mailing|email|e-mail|forward|forwarding|forwarded|"
     r"post|posting|posted|upload|uploading|uploaded|publish|publishing|transfer|transmit|"
     r"exfiltrate|leak|share|sharing|push|pushing|sync|submit|reply|replying|copy|copying|paste|"
-    r"attach|include|cc|bcc|dump|report|beam|deliver|skicka|schick\w*|senden|sende|envoie\w*|"
-    r"envoy\w*|envía\w*|envia\w*|enviar|envie|invia\w*|отправ\w*|пошли|перешли|发送|发给|传到|"
+    r"attach|include|cc|bcc|dump|report|beam|deliver|skicka|schick[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|senden|sende|envoie[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
+    r"envoy[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|envía[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|envia[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|enviar|envie|invia[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|отправ[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|пошли|перешли|发送|发给|传到|"
     r"上传|送信|送って|wyślij|prześlij|stuur|verstuur|lähetä|gönder|carica|hochladen|lade)"
 )
 _RECIPIENT = (
@@ -221,8 +221,8 @@ _CONFIDENTIAL = (  # words that name secrets
     r"api[\s_-]?keys?|access\s+keys?|secret\s+keys?|private\s+keys?|ssh\s+keys?|signing\s+keys?|"
     r"credentials|creds|secrets|session\s+(?:cookies?|ids?|tokens?)|cookies|seed\s+phrases?|"
     r"recovery\s+(?:phrases?|codes?|keys?)|environment\s+variables|env\s+vars?|\.env\b|"
-    r"keychain|keyring|printenv|passwort\w*|mot\s+de\s+passe|contraseñas?|senhas?|пароль\w*|токен\w*|"
-    r"密码|令牌|密钥|パスワード|トークン|hasło|hasła|lösenord\w*|wachtwoord\w*|salasana\w*|şifre\w*)"
+    r"keychain|keyring|printenv|passwort[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|mot\s+de\s+passe|contraseñas?|senhas?|пароль[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|токен[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
+    r"密码|令牌|密钥|パスワード|トークン|hasło|hasła|lösenord[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|wachtwoord[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|salasana[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|şifre[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*)"
 )
 _TAKE_VERB = (
     r"(?:read|print|show|display|output|dump|list|cat|reveal|give|share|send|post|paste|include|"
@@ -232,10 +232,13 @@ _TAKE_VERB = (
     r"显示|发送|读取|表示)"
 )
 _RISK: list[tuple[str, str]] = [
-    ("sending data out", rf"(?i)\b({_SEND_VERB}\b[^\n]{{0,100}}?{_RECIPIENT})"),
+    (
+        "sending data out",
+        rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_SEND_VERB}[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-][^\n]{{0,100}}?{_RECIPIENT})",
+    ),
     (
         "secrets",
-        rf"(?i)\b({_TAKE_VERB}\b[^.!?\n]{{0,60}}?{_CONFIDENTIAL}|{_CONFIDENTIAL}[^.!?\n]{{0,30}}?"
+        rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_TAKE_VERB}[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-][^.!?\n]{{0,60}}?{_CONFIDENTIAL}|{_CONFIDENTIAL}[^.!?\n]{{0,30}}?"
         r"\b(?:to|into|in\s+the|as\s+the)\s+(?:the\s+)?(?:[\w-]+\s+){0,2}"
         r"(?:argument|parameter|field|url|request|reply|answer|response|gist|issue|comment|"
         r"channel|message))",
@@ -403,7 +406,7 @@ class IntentAnalyser:
                     found.append(Hit(feature, start, end, what))
         if scope == "tools" or any(h.feature in _PARTNERS for h in found):
             found += self._command_hits(text)
-        found += self._path_hits(text)
+        found += self._path_hits(text, scope)
         return found
 
     def findings(self, text: str, scope: str) -> list[Finding]:
@@ -453,7 +456,7 @@ class IntentAnalyser:
                         Action.LISTEN, Action.DESTROY):  # fmt: skip
             yield action.value
 
-    def _path_hits(self, text: str) -> Iterator[Hit]:
+    def _path_hits(self, text: str, scope: str) -> Iterator[Hit]:
         for count, match in enumerate(self._paths.finditer(text)):
             if count >= MAX_HITS:
                 return
@@ -472,7 +475,8 @@ class IntentAnalyser:
                 yield Hit(Feature.RISK, match.start(1), match.end(1), f"secrets ({path})")
             elif classes & _CONTROL_CLASSES:
                 yield Hit(Feature.RISK, match.start(1), match.end(1), f"control files ({path})")
-            elif path.startswith(("~", "$HOME", "${HOME}", "/etc/", "/root/", "/proc/")):
+            elif scope == "tools" and path.startswith(("~", "$HOME", "${HOME}", "/etc/", "/proc/")):
+                # A tool that needs the person's files names no path; data often does.
                 yield Hit(Feature.RISK, match.start(1), match.end(1), f"home files ({path})")
 
 
