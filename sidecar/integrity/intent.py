@@ -275,7 +275,9 @@ _RISK: list[tuple[str, str]] = [
     (
         "changing what other tools do",
         r"(?i)\b((?:whenever|every\s+time|each\s+time)\s+you\s+(?:run|call|use|execute|send|read|"
-        r"write)\b[^.\n]{0,60}?\b(?:prefix|prepend|append|add|include|also|cc|bcc)|(?:all|every|any)"
+        r"write)\b[^.\n]{0,60}?\b(?:prefix|prepend|append|add|include|also|cc|bcc)|supersedes\s+the\s+"
+        r"[\w-]+\s+(?:server|tool)|(?:never|don'?t|do\s+not)\s+(?:call|use|invoke)\s+(?:the\s+)?[\w-]+"
+        r"\s+server'?s?\s+tools|instead\s+of\s+the\s+other\s+(?:one|tool|server)|(?:all|every|any)"
         r"\s+(?:other\s+)?(?:e-?mails?|messages?|requests?|calls?|payments?|transfers?|commits?|"
         r"commands?)\s+(?:must|should|have\s+to|need\s+to|will)\s+(?:also\s+)?(?:be\s+)?(?:sent|go|"
         r"cc'?d|bcc'?d|copied|forwarded|redirected|mirrored|run|prefixed))\b",
