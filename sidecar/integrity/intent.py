@@ -32,6 +32,7 @@ from sidecar.effects.catalogue import Catalogue
 from sidecar.effects.model import ENVIRONMENT, Action, Effect, Origin
 from sidecar.effects.paths import PathClasses, class_specs
 from sidecar.effects.shell_effects import line_effects
+from sidecar.matching.pattern_filter import PatternFilter
 from sidecar.policy.schema import Policy
 from sidecar.shell.walk import analyse
 
@@ -379,13 +380,20 @@ class IntentAnalyser:
         specs = _with_credentials(class_specs(policy.path_classes), policy.sensitive_paths)
         self._classes = PathClasses(specs, policy.permission.workspace_roots)
         self._catalogue = Catalogue(policy.programs)
-        self._features: list[tuple[Feature, str, list[re2._Regexp]]] = [
-            (Feature.ADDRESS, Feature.ADDRESS.value, _compile(_ADDRESS)),
-            (Feature.ROLE_MARKER, Feature.ROLE_MARKER.value, _compile(_ROLE_MARKER)),
-            (Feature.OVERRIDE, Feature.OVERRIDE.value, _compile(_OVERRIDE)),
-            (Feature.SECRECY, Feature.SECRECY.value, _compile(_SECRECY)),
-            (Feature.PRESSURE, Feature.PRESSURE.value, _compile(_PRESSURE)),
-        ] + [(Feature.RISK, kind, _compile([p])) for kind, p in _RISK]
+        patterns: list[tuple[Feature, str, str]] = [
+            (feature, feature.value, pattern)
+            for feature, group in (
+                (Feature.ADDRESS, _ADDRESS),
+                (Feature.ROLE_MARKER, _ROLE_MARKER),
+                (Feature.OVERRIDE, _OVERRIDE),
+                (Feature.SECRECY, _SECRECY),
+                (Feature.PRESSURE, _PRESSURE),
+            )
+            for pattern in group
+        ] + [(Feature.RISK, kind, pattern) for kind, pattern in _RISK]
+        self._features = [(f, what, re2.compile(p)) for f, what, p in patterns]
+        # One pass finds which patterns occur at all; only those are searched for positions.
+        self._filter = PatternFilter([p for _, _, p in patterns])
         self._spans = _compile(_CODE_SPANS)
         self._paths = re2.compile(_PATHS)
 
@@ -395,17 +403,17 @@ class IntentAnalyser:
         part, a parse each) are not judged."""
         text = text[:MAX_TEXT]
         found: list[Hit] = []
-        for feature, what, regexes in self._features:
-            for regex in regexes:
-                for count, match in enumerate(regex.finditer(text)):
-                    if count >= MAX_HITS:
-                        break
-                    start, end = match.span(1)
-                    if start < 0:
-                        continue
-                    if feature is Feature.RISK and _negated(text, start, end):
-                        continue
-                    found.append(Hit(feature, start, end, what))
+        for index in sorted(self._filter.matching(text)):
+            feature, what, regex = self._features[index]
+            for count, match in enumerate(regex.finditer(text)):
+                if count >= MAX_HITS:
+                    break
+                start, end = match.span(1)
+                if start < 0:
+                    continue
+                if feature is Feature.RISK and _negated(text, start, end):
+                    continue
+                found.append(Hit(feature, start, end, what))
         if scope == "tools" or any(h.feature in _PARTNERS for h in found):
             found += self._command_hits(text)
         found += self._path_hits(text, scope)
