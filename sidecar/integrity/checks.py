@@ -25,7 +25,9 @@ class IntegrityChecks:
         self.injection: InjectionPolicy = policy.injection
         self.tools: ToolIntegrityPolicy = policy.tool_integrity
         self.scanner = Scanner(
-            policy.injection, policy.tool_integrity.unicode, IntentAnalyser(policy)
+            policy.injection,
+            policy.tool_integrity.unicode,
+            IntentAnalyser(policy) if policy.injection.structure else None,
         )
         self.taint_risk = Risk[policy.injection.taint_risk.upper()]
         self.drift_verdict = VERDICTS[policy.tool_integrity.drift_verdict]
