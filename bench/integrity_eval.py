@@ -157,12 +157,12 @@ class Results:
         return sum(g.blocked for g in chosen) / benign if benign else 0.0
 
     def render(self) -> str:
-        lines = [f"{'set':62s} {'detected':>14s} {'false positives':>16s}"]
+        lines = [f"{'set':68s} {'detected':>14s} {'false positives':>16s}"]
         for name in sorted(self.groups):
             g = self.groups[name]
             detected = f"{g.detected}/{g.detect} {g.detected / g.detect:6.1%}" if g.detect else "-"
             fp = f"{g.blocked}/{g.benign} {g.blocked / g.benign:6.1%}" if g.benign else "-"
-            lines.append(f"{name:62s} {detected:>14s} {fp:>16s}")
+            lines.append(f"{name:68s} {detected:>14s} {fp:>16s}")
         lines.append("")
         lines.append(
             f"false positives on all benign corpora: {self.false_positive_rate():.2%} "
