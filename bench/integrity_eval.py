@@ -9,8 +9,14 @@ Labelled data lives in tests/data/eval/integrity/:
 - tool-results-{injected,benign}.jsonl: appended as a tool result, then a call that mode
   auto allows in a clean session. After an injected result, a risky call must ask or deny
   and a benign call must stay allowed; after a benign result, the risky call stays allowed.
-- *-heldout*.jsonl: written after the rules, to see how they generalise (`heldout`: used
-  for one round of tuning afterwards; `heldout2`: never tuned on).
+- *-heldout*.jsonl: written after the rules, to see how they generalise. Both were tuned on
+  afterwards (`heldout` by the rule pack, `heldout2` by the structural judgement of
+  sidecar/integrity/intent.py), so neither measures generalisation any more.
+- *-heldout3*.jsonl (when present): a blind red-team set, scored once on frozen rules.
+
+`--blind DIR` scores a set nobody may read (a red-teamer's, not yet opened): the same runs on
+DIR's tool-definitions-*.jsonl, tool-results-*.jsonl and typosquats*.jsonl (rows of `tool`,
+`args`, `expect`), printing counts per file only, never ids, contents or misses.
 
 Package installs are made from the policy's own lists (policies/packages/): typosquats
 (hand-written ones and seeded single edits of protected names) must ask; the most popular
@@ -151,12 +157,12 @@ class Results:
         return sum(g.blocked for g in chosen) / benign if benign else 0.0
 
     def render(self) -> str:
-        lines = [f"{'set':62s} {'detected':>14s} {'false positives':>16s}"]
+        lines = [f"{'set':68s} {'detected':>14s} {'false positives':>16s}"]
         for name in sorted(self.groups):
             g = self.groups[name]
             detected = f"{g.detected}/{g.detect} {g.detected / g.detect:6.1%}" if g.detect else "-"
             fp = f"{g.blocked}/{g.benign} {g.blocked / g.benign:6.1%}" if g.benign else "-"
-            lines.append(f"{name:62s} {detected:>14s} {fp:>16s}")
+            lines.append(f"{name:68s} {detected:>14s} {fp:>16s}")
         lines.append("")
         lines.append(
             f"false positives on all benign corpora: {self.false_positive_rate():.2%} "
@@ -394,20 +400,59 @@ async def evaluate(channel: grpc.aio.Channel, every: int = 1) -> Results:
         "tool-definitions-poisoned-heldout.jsonl", "tool definitions, poisoned (held out, tuned)"
     )
     await evaluation.definitions(
-        "tool-definitions-poisoned-heldout2.jsonl", "tool definitions, poisoned (held out)"
+        "tool-definitions-poisoned-heldout2.jsonl", "tool definitions, poisoned (held out 2, tuned)"
     )
     await evaluation.drift()
     for name, label in (
         ("tool-results-injected.jsonl", "injected result"),
         ("tool-results-injected-heldout.jsonl", "injected result (held out, tuned)"),
-        ("tool-results-injected-heldout2.jsonl", "injected result (held out)"),
+        ("tool-results-injected-heldout2.jsonl", "injected result (held out 2, tuned)"),
         ("tool-results-benign.jsonl", "benign result"),
         ("tool-results-benign-heldout.jsonl", "benign result (held out, tuned)"),
-        ("tool-results-benign-heldout2.jsonl", "benign result (held out)"),
+        ("tool-results-benign-heldout2.jsonl", "benign result (held out 2, tuned)"),
     ):
         await evaluation.results_then_calls(name, label)
     await evaluation.packages(every)
     return evaluation.results
+
+
+_BLOCK_LABELS = frozenset({"block", "ask", "flag", "deny", "require_approval", "typosquat"})
+
+
+async def evaluate_blind(channel: grpc.aio.Channel, files: list[Path]) -> tuple[Results, list[str]]:
+    """Every labelled file that has our shape, by file name; what was skipped."""
+    evaluation = Evaluation(channel)
+    skipped: list[str] = []
+    for path in (f for f in files if f.name.startswith("tool-definitions-")):
+        await evaluation.definitions(str(path), path.name)
+    for path in (f for f in files if f.name.startswith("tool-results-")):
+        await evaluation.results_then_calls(str(path), path.name)
+    for path in (f for f in files if f.name.startswith("typosquats")):
+        for number, row in enumerate(load(str(path))):
+            if not {"tool", "args", "expect"} <= row.keys():
+                skipped.append(f"{path.name}: rows without tool, args and expect")
+                break
+            verdict = await evaluation.verdict(
+                evaluation.session("blind"), _call(f"c{number}", row["tool"], row["args"])
+            )
+            should_block = str(row["expect"]).lower() in _BLOCK_LABELS
+            evaluation.results.groups[path.name].add(should_block, verdict, "")
+    for path in files:
+        if not path.name.startswith(("tool-definitions-", "tool-results-", "typosquats")):
+            skipped.append(f"{path.name}: not a shape this evaluation knows")
+    return evaluation.results, skipped
+
+
+def render_blind(results: Results, skipped: list[str]) -> str:
+    """Counts only: nothing that would let a reader learn the set's contents."""
+    lines = [f"{'set':70s} {'detected':>10s} {'false positives':>16s}"]
+    for name in sorted(results.groups):
+        g = results.groups[name]
+        detected = f"{g.detected}/{g.detect}" if g.detect else "-"
+        fp = f"{g.blocked}/{g.benign}" if g.benign else "-"
+        lines.append(f"{name:70s} {detected:>10s} {fp:>16s}")
+    lines += [f"skipped: {s}" for s in skipped]
+    return "\n".join(lines)
 
 
 async def run(every: int = 1, state: str = ":memory:") -> Results:
@@ -422,6 +467,18 @@ async def run(every: int = 1, state: str = ":memory:") -> Results:
 def main(argv: list[str]) -> int:
     """`python -m bench.integrity_eval [--postgresql]`: on a PostgreSQL started here."""
     logging.getLogger("sidecar").setLevel(logging.ERROR)  # the warnings are the point here
+    if "--blind" in argv:
+        files = sorted(Path(argv[argv.index("--blind") + 1]).glob("*.jsonl"))
+
+        async def blind() -> str:
+            async with (
+                local_sidecar(mode="auto", state=":memory:") as sidecar,
+                grpc.aio.insecure_channel(sidecar.addresses[0]) as channel,
+            ):
+                return render_blind(*await evaluate_blind(channel, files))
+
+        print(asyncio.run(blind()))
+        return 0
     if "--postgresql" in argv:
         from tests.postgres_server import PostgresServer
 

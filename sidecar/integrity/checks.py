@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from sidecar.inspection.verdict import Risk, Verdict
 from sidecar.integrity.definitions import ToolDefinition
+from sidecar.integrity.intent import IntentAnalyser
 from sidecar.integrity.scanner import Scanner, Sign
 from sidecar.policy.schema import InjectionPolicy, Policy, ToolIntegrityPolicy
 
@@ -23,7 +24,11 @@ class IntegrityChecks:
     def __init__(self, policy: Policy) -> None:
         self.injection: InjectionPolicy = policy.injection
         self.tools: ToolIntegrityPolicy = policy.tool_integrity
-        self.scanner = Scanner(policy.injection, policy.tool_integrity.unicode)
+        self.scanner = Scanner(
+            policy.injection,
+            policy.tool_integrity.unicode,
+            IntentAnalyser(policy) if policy.injection.structure else None,
+        )
         self.taint_risk = Risk[policy.injection.taint_risk.upper()]
         self.drift_verdict = VERDICTS[policy.tool_integrity.drift_verdict]
         self.opaque_verdict = VERDICTS[policy.injection.opaque_tools]
@@ -36,7 +41,11 @@ class IntegrityChecks:
 
     def problems(self) -> list[str]:
         found = self.scanner.check_examples()
-        categories = {r.category for r in self.injection.rules} | {"encoded", "hidden_text"}
+        categories = {r.category for r in self.injection.rules} | {
+            "encoded",
+            "hidden_text",
+            "intent",
+        }
         for combination in self.injection.combinations:
             for category in combination.categories:
                 if category not in categories:

@@ -18,6 +18,7 @@ import re2
 
 from sidecar.inspection.verdict import Risk
 from sidecar.integrity.definitions import ToolDefinition, texts_of
+from sidecar.integrity.intent import Finding, IntentAnalyser
 from sidecar.integrity.unicode import UnicodeSign, escaped, reveal
 from sidecar.matching.pattern_filter import PatternFilter
 from sidecar.policy.schema import (
@@ -42,6 +43,7 @@ _UNICODE_MESSAGES = {
 }
 ENCODED = "encoded"
 HIDDEN = "hidden_text"
+INTENT = "intent"
 
 
 class Sign(NamedTuple):
@@ -76,8 +78,14 @@ class _Scope:
 
 
 class Scanner:
-    def __init__(self, policy: InjectionPolicy, tool_unicode: UnicodeRisks) -> None:
+    def __init__(
+        self,
+        policy: InjectionPolicy,
+        tool_unicode: UnicodeRisks,
+        intent: IntentAnalyser | None = None,
+    ) -> None:
         self._policy = policy
+        self._intent = intent
         self._scopes = {
             "content": _Scope("content", policy.rules, policy.combinations, policy.unicode),
             "tools": _Scope("tools", policy.rules, policy.combinations, tool_unicode),
@@ -93,7 +101,8 @@ class Scanner:
         revealed = reveal(text)
         signs = [_unicode_sign(u, compiled.unicode) for u in revealed.signs]
         signs += self._rules(revealed.text, compiled, "")
-        signs += self._encoded(revealed.text, compiled)
+        signs += self._intended(revealed.text, scope, "")
+        signs += self._encoded(revealed.text, compiled, scope)
         signs += _combined(signs, compiled.combinations)
         return signs
 
@@ -111,7 +120,13 @@ class Scanner:
             )
         return found
 
-    def _encoded(self, text: str, compiled: _Scope) -> list[Sign]:
+    def _intended(self, text: str, scope: ScanScope, where: str) -> list[Sign]:
+        """The structural judgement (intent.py): one sign per text, high when it holds."""
+        if self._intent is None:
+            return []
+        return [_intent_sign(f, text, where) for f in self._intent.findings(text, scope)[:1]]
+
+    def _encoded(self, text: str, compiled: _Scope, scope: ScanScope) -> list[Sign]:
         """Base64 and hex blocks that decode to text: scanned as text, and a sign of their
         own (low: alone it means nothing; next to a note to an AI it does)."""
         if len(text) < self._policy.encoded_min_length:
@@ -126,7 +141,12 @@ class Scanner:
                 if decoded is None:
                     continue
                 blocks += 1
-                inner = self._rules(reveal(decoded).text, compiled, " (in an encoded block)")
+                plain = reveal(decoded).text
+                where = " (in an encoded block)"
+                # Read in place: the note next to the block may be what addresses the agent.
+                start, end = match.span()
+                spliced = f"{text[max(0, start - 400) : start]}\n{plain}\n{text[end : end + 400]}"
+                inner = self._rules(plain, compiled, where) + self._intended(spliced, scope, where)
                 found += inner
                 if not any(s.category == ENCODED for s in found):
                     found.append(
@@ -154,6 +174,15 @@ class Scanner:
                         f"injection rule {rule.id}: example {example!r} should not match"
                     )
         return problems
+
+
+def _intent_sign(finding: Finding, text: str, where: str) -> Sign:
+    parts = [f.value for f in finding.features if f.name != "RISK"]
+    if finding.risks:
+        parts.append("asks for " + ", ".join(finding.risks[:4]))
+    message = "Data that reads as an instruction to the agent: " + "; ".join(parts) + where
+    return Sign("injection.intent", INTENT, Risk.HIGH, message,
+                _excerpt(text, finding.start, min(finding.end, finding.start + 200)))  # fmt: skip
 
 
 def _unicode_sign(sign: UnicodeSign, risks: UnicodeRisks) -> Sign:

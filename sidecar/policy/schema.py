@@ -510,6 +510,12 @@ class InjectionPolicy(Strict):
     taint_risk: RiskName = Field(
         default="high", description="A message with a sign of this risk or more taints the session."
     )
+    structure: bool = Field(
+        default=True,
+        description="Also judge text by its structure (an address to the agent next to a risky "
+        "request, secrecy, role markers, overrides: sidecar/integrity/intent.py), not only by "
+        "the rules; a finding is a high sign.",
+    )
     opaque_tools: VerdictName = Field(
         default="require_approval",
         description="While tainted: a call whose effects cannot be seen (an MCP tool, say) "

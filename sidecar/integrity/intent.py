@@ -1,0 +1,581 @@
+"""What makes text an injection, judged by structure rather than phrases.
+
+An injection is data that (a) speaks to the agent reading it (by name, role, @handle, a
+role marker written into the data, a note "for bots") and (b) asks for something the
+person did not ask for, above all something with risky effects: secrets read or sent,
+data sent to a recipient the text names, code run, pushes and publishing, credentials,
+persistence or safety controls changed, money moved, things hidden from the person.
+
+Each of these is a feature found on its own (RE2, linear time, in many languages); a
+message is flagged when features that mean little alone stand close together (an address
+next to a risky request, a risky request next to "don't tell the user"). Commands quoted
+in the text are judged by the effect model (sidecar/effects): `curl … | sh` runs downloaded
+code, `chmod 777 ~/.ssh` loosens a key store, and a path is a secret because its path class
+says so, not because a rule lists it. A README with an installer stays clean: nobody in it
+speaks to an agent, and nothing asks to hide anything.
+
+Tool descriptions speak to the model by nature, so there the address is implied and a
+concrete risky request (a literal recipient, a secret path, a risky command, money, a
+safety control, a claim to the system's authority) is enough.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Iterator, Sequence
+from typing import NamedTuple
+
+import re2
+
+from sidecar.effects.analyser import _with_credentials
+from sidecar.effects.catalogue import Catalogue
+from sidecar.effects.model import ENVIRONMENT, Action, Effect, Origin
+from sidecar.effects.paths import PathClasses, class_specs
+from sidecar.effects.shell_effects import line_effects
+from sidecar.matching.pattern_filter import PatternFilter
+from sidecar.policy.schema import Policy
+from sidecar.shell.walk import analyse
+
+MAX_TEXT = 64 * 1024  # characters judged per text (the rule pack still sees all of it)
+MAX_HITS = 32  # matches kept per feature
+MAX_COMMANDS = 12  # quoted commands judged per text
+MAX_COMMAND_CHARS = 400
+NEAR = 320  # characters: features this close belong to one request
+_SHELL_BUDGET = 0.05  # seconds per quoted command
+
+
+class Feature(enum.Enum):
+    ADDRESS = "addressed to an AI model"
+    ROLE_MARKER = "a role marker written into data"
+    OVERRIDE = "a claim over the model's instructions"
+    SECRECY = "asks to hide it from the person"
+    PRESSURE = "authority or urgency"
+    RISK = "asks for a risky action"
+    MENTION = "names a file that holds secrets"
+
+
+class Hit(NamedTuple):
+    feature: Feature
+    start: int
+    end: int
+    what: str  # for RISK: the kind of action; else the feature's own description
+
+
+class Finding(NamedTuple):
+    """Features that together make an injection, with where the request is."""
+
+    features: tuple[Feature, ...]
+    risks: tuple[str, ...]
+    start: int
+    end: int
+
+
+# --- Lexicons. Roles an agent answers to, in the languages we know.
+_ROLE = (
+    r"(?:a\.i\.|ai|artificial\s+intelligence|llms?|(?:large\s+)?language\s+models?|"
+    r"ai\s+(?:models?|assistants?|agents?|systems?|tools?|bots?)|models?|assistants?|agents?|"
+    r"coding\s+(?:agents?|assistants?)|bots?|chat\s?bots?|(?:github\s+)?copilot|claude|"
+    r"chatgpt|gpt(?:-?\d[\w.]*)?|gemini|codex|cursor|devin|aider|windsurf|"
+    r"(?:automated|autonomous)\s+(?:agents?|assistants?|systems?|tools?|readers?|crawlers?)|"
+    r"ki|ia|ии|ассистент[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|агент[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|нейросеть[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|модель[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|助手|人工智能|智能体|模型|"
+    r"アシスタント|エージェント|asistente|assistente|assistent|agente|modèle|modell|"
+    r"asystent[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|yapay\s+zeka|asistan)"
+)
+_GREETING = (
+    r"(?:hey|hi|hello|dear|attention|psst|yo|hej|hallo|hola|bonjour|salut|ciao|olá|oi|"
+    r"привет|здравствуй\w*|你好|こんにちは|cześć|merhaba|moi|hei)"
+)
+_ADDRESS = [
+    # Hello language model! / Dear Copilot, / Hej AI!
+    rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_GREETING}[\s,!]+(?:(?:the|all|any|my|dear)\s+)?{_ROLE})(?:$|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])",
+    # Note for GitHub Copilot: / Tip for bots / Message to whichever model ...
+    r"(?i)\b((?:note|notes|message|instructions?|tips?|reminder|notice|memo|warning|request|"
+    r"p\.?s\.?|heads[- ]up|attention)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+|every\s+|each\s+|"
+    rf"whichever\s+|whatever\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE})\b",
+    # AI model: ... / Assistant, ... / ASSISTANT OVERRIDE: (a role opening a clause)
+    rf"(?i)(?:^|[\n.!?>:;\[(\x22*#/]|\s-\s)\s*((?:the\s+)?(?:[\w-]+\s+)?{_ROLE}(?:\s+(?:override|"
+    r"note|notice|instructions?|message|task|reminder|request|mode))?\s*[:,])",
+    # ## For AI coding agents / To the AI assistant editing this file:
+    rf"(?i)((?:^|\n)\s*#+\s*(?:[\w-]+\s+){{0,3}}?(?:for|to)\s+(?:the\s+|all\s+|any\s+)?"
+    rf"(?:[\w-]+\s+)?{_ROLE}\b|(?:^|[\n.!?*/#>]\s*)(?:to|for)\s+(?:the|all|any|every|each)\s+"
+    rf"(?:[\w-]+\s+)?{_ROLE}\b[^.!?\n,]{{0,40}}:)",
+    # @codex, <@agent>, @some-agent
+    r"(?i)(?:^|[\s(<\[])(@(?:codex|copilot|claude|chatgpt|gemini|cursor|devin|"
+    r"[\w-]*(?:agent|assistant|gpt|[-_]ai)))(?:$|[^\w-])",
+    # if an AI is reading this / models summarising this / if you are an assistant
+    rf"(?i)\b(if\s+(?:an?\s+|the\s+|any\s+)?{_ROLE}\s+(?:is|are)\s+(?:reading|processing|"
+    rf"parsing|summari[sz]ing|seeing)|{_ROLE}\s+(?:reading|processing|parsing|summari[sz]ing|"
+    rf"triaging|handling)\s+(?:this|these|the\s+following)|if\s+you(?:'re|\s+are)\s+(?:an?\s+)?"
+    rf"{_ROLE}|(?:any|every|each|whichever|all)\s+{_ROLE}\s+(?:that|who|which|reading|with))\b",
+    # The assistant is now authorised to / automated assistants with mailbox access must /
+    # the AI agent agrees to (a role as the subject of an obligation)
+    rf"(?i)\b((?:the\s+|this\s+|any\s+|all\s+|every\s+|each\s+|an?\s+)?{_ROLE}\s+"
+    r"(?:[\w'-]+\s+){0,4}?(?:must|should|shall|needs?\s+to|has\s+to|have\s+to|agrees?\s+to|"
+    r"(?:is|are)\s+(?:now\s+)?(?:required|expected|authori[sz]ed|allowed|permitted|"
+    r"instructed|asked|supposed|obliged)\s+to|will\s+now))\b",
+]
+_ROLE_MARKER = [
+    # a line of data that opens like a message of another role
+    r"(?:^|\n)\s*[#>*\[(|-]*\s*((?:System|SYSTEM|Developer|DEVELOPER|Admin|ADMIN|Operator|"
+    r"OPERATOR|Supervisor|SUPERVISOR)(?:\s+(?i:message|prompt|note|override|instructions?|notice|"
+    r"update|command))?\s*[:\]])",
+    r"\b((?:SYSTEM|ASSISTANT|ADMIN|DEVELOPER|OPERATOR|AI)\s+(?:OVERRIDE|MESSAGE|NOTE|PROMPT|"
+    r"COMMAND|INSTRUCTIONS?|UPDATE))\b",
+    r"(?i)(\[\s*(?:begin|start)\s+(?:hidden|secret|private|system)\s+\w+\s*\])",
+    r"(?i)(<\|(?:im_start|im_end|system|assistant|endoftext|eot_id|start_header_id)\|>|\[/?INST\]|"
+    r"<<SYS>>|</?(?:system|system_prompt|instructions|tool_result|function_results|tool_output|"
+    r"tool_response|assistant)>|(?:^|\n)\s*#{1,4}\s*(?:new\s+)?system\s+(?:prompt|message|"
+    r"instructions?)\b)",
+]
+_OVERRIDE_VERB = (
+    r"(?:ignore|disregard|forget|override|bypass|discard|abandon|drop|glöm|ignorera|strunta\s+i|"
+    r"vergiss|ignorier[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|vergeet|negeer|oublie[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|ignorez|olvida[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|ignora[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|esque[cç]a[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
+    r"dimentica[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|забудь[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|игнорир[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|忽略|忘记|忘掉|無視|忘れ|zapomnij|zignoruj|unohda|ohita|"
+    r"unut|yoksay|glem|ignorer)"
+)
+_INSTRUCTIONS = (
+    r"(?:instructions?|prompts?|directives?|guidance|guidelines|rules|orders|programming|"
+    r"instruktion[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|anweisung[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|instructie[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|consignes?|instrucci[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|instru[çc][õo]es|"
+    r"istruzion[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|инструкци[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|указани[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|правил[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|指令|指示|说明|提示|命令|instrukcj[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
+    r"ohje[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|talimat[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|instruks[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|regeln|règles|reglas|regras|regole|polecen[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*)"
+)
+_EARLIER = (
+    r"(?:previous|prior|above|earlier|preceding|original|initial|system|your|tidigare|dina|"
+    r"vorherigen|bisherigen|obigen|deine|ihre|précédentes|antérieures|vos|tes|anteriores|previas|"
+    r"tus|sus|precedenti|tue|suas|предыдущие|прежние|свои|твои|之前|以上|先前|以前|前の|poprzednie|"
+    r"swoje|aiemmat|önceki|tidligere|dine|vorige|eerdere|je|anteriori|anteriors|above)"
+)
+_OVERRIDE = [
+    # RE2's \b is ASCII-only: letters of any script bound these instead.
+    rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_OVERRIDE_VERB}\s+(?:[^.!?\n]{{0,30}}?\s)?(?:{_EARLIER}\s+(?:[^.!?\n]"
+    rf"{{0,20}}?\s)?{_INSTRUCTIONS}|{_INSTRUCTIONS}\s+{_EARLIER}))(?:$|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])",
+    rf"({_OVERRIDE_VERB}[^。\n]{{0,6}}?{_EARLIER}[^。\n]{{0,8}}?{_INSTRUCTIONS})",
+    r"(?i)\b(new\s+(?:system\s+)?instructions\s*:|your\s+(?:instructions|rules|orders|task)\s+"
+    r"(?:have|has)\s+(?:changed|been\s+(?:updated|replaced|revoked))|follow\s+(?:the\s+tool|this\s+"
+    r"tool|these\s+instructions|me)\b[^.\n]{0,20}\bnot\s+the\s+user|regardless\s+of\s+what(?:ever)?\s+"
+    r"(?:the\s+|your\s+)?(?:user|person|human)|even\s+if\s+the\s+(?:user|person|human)\s+(?:says|"
+    r"asks|objects|disagrees|refuses)|(?:output|result|content)\s+(?:is|are)\s+authoritative)",
+    r"((?:指令|指示|说明|提示|命令|ルール|指図)[^。\n]{0,10}?(?:無視|忘れ|忽略|忘记|忘掉))",
+    r"(?i)\b((?:treat|regard|consider|handle)\b[^.!?\n]{0,50}\bas\s+(?:if\s+it\s+(?:came|comes)"
+    r"\s+from\s+|coming\s+from\s+|from\s+)?(?:the\s+)?(?:system|developer|administrator|operator)"
+    r"(?:\s+prompt)?)\b",
+    r"(?i)\b(you\s+are\s+now\s+(?:in\s+|an?\s+)?(?:unrestricted|jailbroken|developer|god|admin|"
+    r"root|dan|unfiltered|free)|your\s+(?:real|true|actual|new)\s+(?:task|goal|objective|"
+    r"instructions?|purpose|job))\b",
+]
+_SECRECY = [
+    r"(?i)\b((?:do\s+not|don'?t|never|without|no\s+need\s+to)\s+(?:tell(?:ing)?|inform(?:ing)?|"
+    r"notify(?:ing)?|alert(?:ing)?|mention(?:ing)?|bother(?:ing)?|loop(?:ing)?\s+in|cc|"
+    r"bring(?:ing)?\s+(?:it|this|that)\s+up|show(?:ing)?|let(?:ting)?\s+\w+\s+know|report(?:ing)?|"
+    r"log(?:ging)?|consult(?:ing)?)\b[^.!?\n]{0,12}?\b(?:user|users|human|person|owner|them|him|"
+    r"her|finance|admins?|maintainers?|operator|this|that)\b|(?:no\s+need\s+to|without)\s+"
+    r"(?:ask|asking|confirm|confirming|check|checking|mention|mentioning|tell|telling)\b|"
+    r"don'?t\s+ask,?\s+just)",
+    r"(?i)\b((?:notify|tell|inform|alert)\s+(?:nobody|no\s+one|no-one|none)|"
+    r"(?:silently|quietly|secretly|covertly|discreetly|stealthily|invisibly)\s+(?:\w+\s+)?"
+    r"(?:send|upload|forward|add|run|execute|delete|remove|copy|post|push|install|include|append|"
+    r"attach|e?mail|change|modify|edit|write|transfer|read|collect|insert|replace|disable)|"
+    r"keep\s+(?:this|it|that)\s+(?:secret|hidden|quiet|confidential|between\s+us)|"
+    r"(?:hidden|secret|private)\s+(?:note|instructions?|task|step)|"
+    r"the\s+(?:user|human|person)\s+(?:must|should|need|will)\s+(?:not|never)\s+(?:know|see|notice|"
+    r"find\s+out)|without\s+(?:their|the\s+user'?s|your\s+user'?s)\s+(?:knowledge|consent|noticing))\b",
+    r"(?i)(ohne\s+(?:es\s+)?(?:zu\s+)?(?:fragen|erwähnen|sagen|benachrichtigen)|sans\s+(?:le\s+)?"
+    r"(?:dire|prévenir|demander|mentionner)|sin\s+(?:decir|avisar|preguntar|mencionar)|"
+    r"sem\s+(?:avisar|dizer|perguntar|mencionar)|senza\s+(?:dire|avvisare|chiedere)|"
+    r"utan\s+att\s+(?:säga|fråga|berätta|meddela)|не\s+(?:говори|сообщай|спрашивай|рассказывай)[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
+    r"不要(?:告诉|通知|询问|提及)|(?:言わ|知らせ|伝え)ないで|tajemnic[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|po\s+cichu|"
+    r"heimlich|en\s+secret|en\s+secreto|di\s+nascosto|в\s+тайне|тайно|悄悄|秘密に)",
+]
+_PRESSURE = [
+    r"(?i)\b((?:the\s+|your\s+|our\s+)?(?:owner|user|admin(?:istrator)?|maintainers?|ceo|cto|cfo|"
+    r"manager|boss|it(?:\s+department)?|security(?:\s+team)?|operator|developer|support|"
+    r"compliance|legal|reader)\s+(?:has\s+|have\s+)?(?:already\s+)?(?:said|says|approved|"
+    r"pre-?approved|authori[sz]ed|asked|requested|wants|expects|instructs?|instructed|confirmed|"
+    r"agreed|requires|allowed|permitted|will\s+thank)|pre-?approved|(?:is|are)\s+(?:now\s+)?"
+    r"(?:authori[sz]ed|permitted|allowed|cleared)\s+to|standard\s+procedure|"
+    r"it'?s\s+(?:me|fine|ok(?:ay)?|safe|allowed),?\s*(?:your\s+(?:user|owner|boss))?|"
+    r"urgent(?:ly)?|immediately|right\s+now|asap|before\s+anything\s+else|"
+    r"before\s+(?:replying|responding|answering|continuing|doing\s+anything)|"
+    r"(?:the\s+)?first\s+step|at\s+once|without\s+delay|the\s+most\s+helpful\s+thing|"
+    r"(?:they|the\s+user)\s+will\s+thank\s+you|it\s+is\s+(?:important|essential|critical|"
+    r"required|vital)\s+that\s+you|mandatory|compliance\s+requires|to\s+comply\s+with|"
+    r"for\s+compliance|(?:highest|top|absolute|maximum)\s+priority|takes?\s+precedence\s+over|you\s+(?:must|have\s+to|need\s+to|are\s+required\s+to)|otherwise\s+(?:the\s+)?"
+    r"(?:results?|tool|it|this)\s+(?:is|are|will|won'?t|cannot|can'?t))\b",
+]
+# Risky requests, by kind. A verb of doing must sit close to its object.
+_SEND_VERB = (
+    r"(?:send|sends|sending|sent|mail|mails|mailing|email|e-mail|forward|forwarding|forwarded|"
+    r"post|posting|posted|upload|uploading|uploaded|publish|publishing|transfer|transmit|"
+    r"exfiltrate|leak|share|sharing|push|pushing|sync|submit|reply|replying|copy|copying|paste|"
+    r"attach|include|cc|bcc|dump|report|beam|deliver|skicka|schick[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|senden|sende|envoie[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
+    r"envoy[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|envía[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|envia[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|enviar|envie|invia[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|отправ[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|пошли|перешли|发送|发给|传到|"
+    r"上传|送信|送って|wyślij|prześlij|stuur|verstuur|lähetä|gönder|carica|hochladen|lade)"
+)
+_RECIPIENT = (
+    r"(?:[a-z][a-z0-9+.-]*://[^\s'\x22<>)]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|git@[\w.-]+:[^\s]+|"
+    r"(?:^|\s)#[a-z][\w-]+|public\s+(?:gist|paste|repo|repository|bucket|channel|link|url|issue)|"
+    r"pastebin|webhook|gist\b|account\s+(?:number\s+|no\.?\s*)?[a-z0-9]{6,}|iban\b)"
+)
+_CONFIDENTIAL = (  # words that name secrets
+    r"(?:passwords?|passwd|passphrases?|pass\s?codes?|(?:password\s+)?reset\s+codes?|"
+    r"verification\s+codes?|2fa|mfa|otp|one[- ]time\s+(?:codes?|passwords?)|tokens?|"
+    r"api[\s_-]?keys?|access\s+keys?|secret\s+keys?|private\s+keys?|ssh\s+keys?|signing\s+keys?|"
+    r"credentials|creds|secrets|session\s+(?:cookies?|ids?|tokens?)|cookies|seed\s+phrases?|"
+    r"recovery\s+(?:phrases?|codes?|keys?)|environment\s+variables|env\s+vars?|\.env\b|"
+    r"keychain|keyring|printenv|passwort[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|mot\s+de\s+passe|contraseñas?|senhas?|пароль[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|токен[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
+    r"密码|令牌|密钥|パスワード|トークン|hasło|hasła|lösenord[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|wachtwoord[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|salasana[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|şifre[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*)"
+)
+_TAKE_VERB = (
+    r"(?:read|print|show|display|output|dump|list|cat|reveal|give|share|send|post|paste|include|"
+    r"attach|append|add|copy|collect|gather|harvest|extract|grab|steal|use|using|pass|put|fill|"
+    r"reply|respond|forward|upload|export|leak|write|echo|log|save|type|enter|provide|"
+    r"drucke|zeige|sende|affiche|envoie|muestra|envía|mostra|invia|покажи|отправь|выведи|"
+    r"显示|发送|读取|表示)"
+)
+_RISK: list[tuple[str, str]] = [
+    (
+        "sending data out",
+        rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_SEND_VERB}[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-][^\n]{{0,100}}?{_RECIPIENT})",
+    ),
+    (
+        "secrets",
+        rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_TAKE_VERB}[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-][^.!?\n]{{0,60}}?{_CONFIDENTIAL}|{_CONFIDENTIAL}[^.!?\n]{{0,30}}?"
+        r"\b(?:to|into|in\s+the|as\s+the)\s+(?:the\s+)?(?:[\w-]+\s+){0,2}"
+        r"(?:argument|parameter|field|url|request|reply|answer|response|gist|issue|comment|"
+        r"channel|message))",
+    ),
+    (
+        "the person's data",
+        r"(?i)\b((?:zip|archive|compress|tar|collect|gather|harvest|scrape|export|dump|bundle|"
+        r"exfiltrate|copy|mail|upload|send|forward|pass|put|include|attach|append|fill|add|insert)"
+        r"\w*\s+(?:up\s+)?(?:all\s+(?:of\s+)?)?(?:the\s+(?:full\s+|entire\s+)?contents\s+of\s+)?"
+        r"(?:their|the\s+user'?s|your\s+user'?s|user'?s|the\s+owner'?s|my|all|every|the\s+(?:whole|"
+        r"entire))\s+(?:[\w-]+\s+)?(?:documents|files|folders?|home|repo(?:sitory)?|codebase|"
+        r"source|contacts|address\s+book|e-?mails?|inbox|mailbox|history|conversation|chats?|"
+        r"messages|photos|database|data|notes|portfolio|tax\s+\w+|records|name|e-?mail\s+address|"
+        r"phone(?:\s+number)?|address|passport\w*|ssn|social\s+security\s+number))\b",
+    ),
+    (
+        "revealing its instructions",
+        r"(?i)\b((?:print|reveal|show|output|repeat|leak|send|dump|disclose|paste|share)\w*\s+"
+        r"(?:\w+\s+){0,3}?(?:system\s+prompt|initial\s+prompt|hidden\s+prompt|your\s+instructions|"
+        r"your\s+prompt))\b",
+    ),
+    (
+        "a link that carries data out",
+        r"(?i)((?:https?://\S*[?&=]\S*|\b(?:url|link|address)\b)[^.!\n]{0,60}?\b(?:followed\s+by|"
+        r"containing|plus|with|appended|\+)\s+(?:the\s+|your\s+|their\s+)?(?:[\w'-]+\s+){0,3}?"
+        r"(?:conversation|chat|history|messages|name|e-?mail|address|phone|data|documents|"
+        rf"{_CONFIDENTIAL})|https?://[^\s)]*(?:\$\(|\{{\{{|\$\{{|%7b|<[a-z_]+>|\[[a-z_ ]+\]))",
+    ),
+    (
+        "running downloaded code",
+        r"(?i)\b((?:download|fetch|get|grab)\w*\s+(?:and|then|&)\s+(?:run|execute|install|open|"
+        r"launch)|(?:run|execute|install|launch)\s+(?:it\s+from\s+)?https?://\S+)",
+    ),
+    (
+        "changing what other tools do",
+        r"(?i)\b((?:whenever|every\s+time|each\s+time)\s+you\s+(?:run|call|use|execute|send|read|"
+        r"write)\b[^.\n]{0,60}?\b(?:prefix|prepend|append|add|include|also|cc|bcc)|supersedes\s+the\s+"
+        r"[\w-]+\s+(?:server|tool)|(?:never|don'?t|do\s+not)\s+(?:call|use|invoke)\s+(?:the\s+)?[\w-]+"
+        r"\s+server'?s?\s+tools|instead\s+of\s+the\s+other\s+(?:one|tool|server)|(?:all|every|any)"
+        r"\s+(?:other\s+)?(?:e-?mails?|messages?|requests?|calls?|payments?|transfers?|commits?|"
+        r"commands?)\s+(?:must|should|have\s+to|need\s+to|will)\s+(?:also\s+)?(?:be\s+)?(?:sent|go|"
+        r"cc'?d|bcc'?d|copied|forwarded|redirected|mirrored|run|prefixed))\b",
+    ),
+    (
+        "money",
+        r"(?i)\b((?:wire|transfer|send|pay)\w*\s+(?:the\s+|all\s+)?(?:payment|funds|money|amount|"
+        r"balance|invoice)\b|(?:transfer|wire|pay|send|buy|purchase|order|donate|add|charge|deposit)\w*\b"
+        r"[^.!?\n]{0,60}?(?:[$€£]\s?\d|\d[\d,.]*\s?(?:usd|eur|gbp|dollars|euros|btc|eth)\b|"
+        r"gift\s*cards?|bitcoin|crypto|account\s+(?:number\s+|no\.?\s*)?\d{6,}|iban|"
+        r"wallet\s+address))",
+    ),
+    (
+        "safety controls",
+        r"(?i)\b((?:disable|turn\s+off|switch\s+off|bypass|circumvent|skip|remove|deactivate|"
+        r"silence|mute|kill|stop|uninstall|tamper\s+with|edit|editing|modify|patch|delete)\w*\b"
+        r"[^.!?\n]{0,40}?\b(?:approvals?|approval\s+prompts?|prompts|confirmations?|sandbox\w*|"
+        r"firewall|ufw|iptables|selinux|apparmor|antivirus|defender|edr|security\s+(?:checks?|"
+        r"controls?|scans?|tools?|software)|guardrails?|safety\s+\w+|monitoring|audit\s*(?:logs?|"
+        r"trail)?|sidecar|policy\s+(?:engine|checks?)|2fa|mfa|protections?|branch\s+protection))\b",
+    ),
+    (
+        "privileges",
+        r"(?i)\b((?:admin|administrator|owner|root|sudo|superuser)\s+(?:rights|access|privileges|"
+        r"permissions|role)|as\s+root|via\s+sudo|with\s+sudo|add\b[^.!?\n]{0,40}?\bas\s+(?:a\s+|an\s+)?"
+        r"(?:collaborator|admin|owner|maintainer|member)|grant\w*\b[^.!?\n]{0,30}?\b(?:access|"
+        r"permissions?|rights)|chmod\s+-?r?\s*[0-7]*7[0-7]{0,2}\b)",
+    ),
+    (
+        "changing code or packages",
+        r"(?i)\b((?:add|insert|inject|append|embed|put|paste|include)\w*\b[^.!?\n]{0,60}?\b(?:script|"
+        r"snippet|tracking|tracker|affiliate|iframe|hook|backdoor|miner|payload|require\(|"
+        r"child_process|eval\()[^!?\n]{0,80}?\b(?:to|into|in)\b|(?:replace|switch|point|change|"
+        r"redirect|swap)\w*\b[^.!?\n]{0,60}?\b(?:dependencies|packages|registry|mirror|index)\b|"
+        r"(?:registry|mirror|index-url|extra-index-url|pip\.conf|\.npmrc|\.pypirc|\.yarnrc)\b"
+        r"[^.!?\n]{0,80}?(?:https?://|accordingly)|(?:update|edit|modify|change)\w*\s+"
+        r"(?:the\s+)?(?:\.npmrc|\.pypirc|pip\.conf|\.yarnrc|sources\.list))",
+    ),
+    (
+        "destroying things",
+        r"(?i)\b((?:delete|remove|wipe|erase|drop|destroy|purge|truncate|cancel|revoke|reset|"
+        r"overwrite|force[- ]push)\w*\b[^.!?\n]{0,30}?\b(?:all|every|everything|the\s+(?:whole|"
+        r"entire)|repo(?:sitory)?|branch(?:es)?|main|master|database|tables|production|prod|"
+        r"backups?|history|home\s+directory|home\s+folder|~/|meetings|accounts?|users|documents))\b",
+    ),
+    (
+        "pushing or publishing",
+        r"(?i)\b((?:push|publish|deploy|release|merge)\w*\b[^.!?\n]{0,40}?\b(?:to|into|on)\s+"
+        r"(?:the\s+)?(?:production|prod|main|master|npm|pypi|crates\.io|rubygems|the\s+registry|"
+        r"live)|bump\s+the\s+version\s+and\s+publish)\b",
+    ),
+    (
+        "calling a tool",
+        r"(?i)\b((?:call|invoke|trigger|execute|run|use)\s+(?:the\s+)?[`'\x22]?[a-z][a-z0-9]*_"
+        r"[a-z0-9_]+[`'\x22]?(?:\s+(?:tool|function))?\s+(?:with|to|and|on|passing|before|first)\b)",
+    ),
+    (
+        "hiding output",
+        r"(?i)\b((?:in\s+)?(?:white|invisible|hidden|transparent|tiny|zero[- ]?(?:size|width)|1px)"
+        r"\s+(?:text|font|ink|characters?|lettering|link|image))\b",
+    ),
+]
+# Where commands are quoted in text: code spans, fenced blocks, shell prompts, "run: ...".
+_CODE_SPANS = [
+    r"```[a-z]*\n?([^`]{1,1000}?)```",
+    r"`([^`\n]{2,400})`",
+    r"(?m)^\s*\$\s+([^\n]{2,400})",
+    r"(?i)\b(?:run|execute|type|paste|enter)\b[^:\n]{0,40}:\s*([^\n`]{2,400})",
+    r"(?i)(?:^|[\s(])((?:sudo\s+)?(?:curl|wget|bash|sh|chmod|chown|nc|ncat|scp|rsync|"
+    r"python3?\s+-c|powershell|iex|rm\s+-|git\s+push|ssh|crontab)\s[^\n`]{2,300})",
+]
+# Paths written in text, to judge by class.
+_PATHS = (
+    r"(?:^|[\s'\x22`(=:])((?:~|\$HOME|\$\{HOME\})/[^\s'\x22`<>|;,)]*|/(?:etc|root|home|var|proc|"
+    r"Users|usr|opt)/[^\s'\x22`<>|;,)]+|\.[A-Za-z0-9_][\w-]*(?:/[^\s'\x22`<>|;,)]*)?)"
+)
+_PATH_VERB = re2.compile(
+    r"(?i)\b(read|reading|cat|open|opening|print|show|dump|send|attach|include|upload|copy|edit|"
+    r"editing|modify|delete|remove|write|overwrite|append|chmod|post|paste|load|source|pass|"
+    r"share|forward|leak|list|zip|tar|exfiltrate|from|of)\b"
+)
+_SECRET_CLASSES = frozenset({"credentials", "key_stores"})
+_CONTROL_CLASSES = frozenset(
+    {"sidecar", "sidecar_code", "security_controls", "startup", "persistence", "access_control",
+     "git_hooks", "runs_later"}
+)  # fmt: skip
+_NEGATION = re2.compile(r"(?i)\b(never|not|don'?t|do\s+not|no|avoid|without|nor)\b")
+_TRIM = ".,:;!?)]}'\x22"
+
+
+def _compile(patterns: Sequence[str]) -> list[re2._Regexp]:
+    return [re2.compile(p) for p in patterns]
+
+
+class IntentAnalyser:
+    """Structural features of a text and the findings they add up to."""
+
+    def __init__(self, policy: Policy) -> None:
+        specs = _with_credentials(class_specs(policy.path_classes), policy.sensitive_paths)
+        self._classes = PathClasses(specs, policy.permission.workspace_roots)
+        self._catalogue = Catalogue(policy.programs)
+        patterns: list[tuple[Feature, str, str]] = [
+            (feature, feature.value, pattern)
+            for feature, group in (
+                (Feature.ADDRESS, _ADDRESS),
+                (Feature.ROLE_MARKER, _ROLE_MARKER),
+                (Feature.OVERRIDE, _OVERRIDE),
+                (Feature.SECRECY, _SECRECY),
+                (Feature.PRESSURE, _PRESSURE),
+            )
+            for pattern in group
+        ] + [(Feature.RISK, kind, pattern) for kind, pattern in _RISK]
+        self._features = [(f, what, re2.compile(p)) for f, what, p in patterns]
+        # One pass finds which patterns occur at all; only those are searched for positions.
+        self._filter = PatternFilter([p for _, _, p in patterns])
+        self._spans = _compile(_CODE_SPANS)
+        self._paths = re2.compile(_PATHS)
+
+    def hits(self, text: str, scope: str = "tools") -> list[Hit]:
+        """Every feature found. In data (`content`) a risk counts only next to an address,
+        a role marker, secrecy or an override: without one, quoted commands (the costly
+        part, a parse each) are not judged."""
+        text = text[:MAX_TEXT]
+        found: list[Hit] = []
+        for index in sorted(self._filter.matching(text)):
+            feature, what, regex = self._features[index]
+            for count, match in enumerate(regex.finditer(text)):
+                if count >= MAX_HITS:
+                    break
+                start, end = match.span(1)
+                if start < 0:
+                    continue
+                if feature is Feature.RISK and _negated(text, start, end):
+                    continue
+                found.append(Hit(feature, start, end, what))
+        if scope == "tools" or any(h.feature in _PARTNERS for h in found):
+            found += self._command_hits(text)
+        found += self._path_hits(text, scope)
+        return found
+
+    def findings(self, text: str, scope: str) -> list[Finding]:
+        hits = self.hits(text, scope)
+        if scope == "tools":
+            return _tool_findings(hits)
+        return _content_findings(hits, text)
+
+    def _command_hits(self, text: str) -> Iterator[Hit]:
+        seen: set[str] = set()
+        for regex in self._spans:
+            for match in regex.finditer(text):
+                if len(seen) >= MAX_COMMANDS:
+                    return
+                command = match.group(1)[:MAX_COMMAND_CHARS].strip()
+                if not command or command in seen:
+                    continue
+                seen.add(command)
+                kinds = self._command_risks(command)
+                if kinds:
+                    yield Hit(Feature.RISK, match.start(1), match.end(1), "; ".join(kinds))
+
+    def _command_risks(self, command: str) -> list[str]:
+        try:
+            effects = line_effects(analyse(command, budget_seconds=_SHELL_BUDGET), self._catalogue)
+        except Exception:  # prose is not shell; what cannot be parsed says nothing
+            return []
+        return sorted({kind for e in effects.effects for kind in self._effect_risks(e)})
+
+    def _effect_risks(self, effect: Effect) -> Iterable[str]:
+        action = effect.action
+        if action is Action.EXECUTE and effect.origin in (Origin.NETWORK, Origin.DECODED):
+            yield "running downloaded code"
+        elif action is Action.SEND:
+            yield "sending data out"
+        elif action is Action.READ and (
+            effect.target == ENVIRONMENT or self._classes.classify(effect.target) & _SECRET_CLASSES
+        ):
+            yield "reading secrets"
+        elif action in (Action.CHMOD, Action.CHOWN, Action.WRITE, Action.DELETE):
+            classes = self._classes.classify(effect.target, recursive=effect.has("recursive"))
+            if classes & (_SECRET_CLASSES | _CONTROL_CLASSES | {"system", "system_critical"}):
+                yield f"{action.value} of {effect.target}"
+            elif action is Action.DELETE and classes & {"home", "home_root"}:
+                yield f"deleting {effect.target}"
+        elif action in (Action.PERSIST, Action.PRIVILEGE, Action.DISABLE, Action.CONNECT,
+                        Action.LISTEN, Action.DESTROY):  # fmt: skip
+            yield action.value
+
+    def _path_hits(self, text: str, scope: str) -> Iterator[Hit]:
+        for count, match in enumerate(self._paths.finditer(text)):
+            if count >= MAX_HITS:
+                return
+            path = match.group(1).rstrip(_TRIM)
+            if len(path) < 3:
+                continue
+            classes = self._classes.classify(path)
+            before = text[max(0, match.start(1) - 60) : match.start(1)]
+            if _negated(text, match.start(1), match.start(1)):
+                continue
+            if not _PATH_VERB.search(before):
+                if classes & _SECRET_CLASSES:  # named, not yet asked for: weak
+                    yield Hit(Feature.MENTION, match.start(1), match.end(1), f"secrets ({path})")
+                continue
+            if classes & _SECRET_CLASSES:
+                yield Hit(Feature.RISK, match.start(1), match.end(1), f"secrets ({path})")
+            elif classes & _CONTROL_CLASSES:
+                yield Hit(Feature.RISK, match.start(1), match.end(1), f"control files ({path})")
+            elif scope == "tools" and path.startswith(("~", "$HOME", "${HOME}", "/etc/", "/proc/")):
+                # A tool that needs the person's files names no path; data often does.
+                yield Hit(Feature.RISK, match.start(1), match.end(1), f"home files ({path})")
+
+
+def _negated(text: str, start: int, end: int) -> bool:
+    """A request in the negative ("do not print secrets") asks for nothing."""
+    return _NEGATION.search(text[max(0, start - 24) : end]) is not None
+
+
+# What a risk in data needs beside it to count (see _CONTENT_PAIRS).
+_PARTNERS = frozenset({Feature.ADDRESS, Feature.ROLE_MARKER, Feature.SECRECY, Feature.OVERRIDE})
+# Pairs that make an injection when close together (content: data the agent read).
+_CONTENT_PAIRS: tuple[tuple[Feature, Feature], ...] = (
+    (Feature.ADDRESS, Feature.RISK),
+    (Feature.ADDRESS, Feature.SECRECY),
+    (Feature.ADDRESS, Feature.OVERRIDE),
+    (Feature.ROLE_MARKER, Feature.RISK),
+    (Feature.ROLE_MARKER, Feature.OVERRIDE),
+    (Feature.RISK, Feature.SECRECY),
+    (Feature.OVERRIDE, Feature.RISK),
+    (Feature.ADDRESS, Feature.MENTION),
+    (Feature.ROLE_MARKER, Feature.MENTION),
+)
+# Tool descriptions address the model by nature: a concrete risky request is enough, except
+# the kinds a tool's own purpose names ("Read a secret from the vault", "Send an email").
+_TOOL_OWN_PURPOSE = frozenset({"secrets", "the person's data", "destroying things",
+                               "pushing or publishing", "calling a tool"})  # fmt: skip
+
+
+def _content_findings(hits: list[Hit], text: str) -> list[Finding]:
+    found: list[Finding] = []
+    # "Ignore your previous instructions" used, not quoted, is an injection by itself.
+    for hit in hits:
+        if hit.feature is Feature.OVERRIDE and not _quoted(text, hit.start):
+            found.append(_finding([hit]))
+            break
+    for first, second in _CONTENT_PAIRS:
+        for a in (h for h in hits if h.feature is first):
+            near = [b for b in hits if b.feature is second and _close(a, b)]
+            if near:
+                group = [a, *near] + [
+                    h for h in hits if h.feature is Feature.RISK and h not in near and _close(a, h)
+                ]
+                found.append(_finding(group))
+                break
+    return _merged(found)
+
+
+def _tool_findings(hits: list[Hit]) -> list[Finding]:
+    strong = [
+        h
+        for h in hits
+        if (h.feature is Feature.RISK and h.what not in _TOOL_OWN_PURPOSE)
+        or h.feature in (Feature.OVERRIDE, Feature.SECRECY, Feature.ROLE_MARKER, Feature.MENTION)
+    ]
+    # An own-purpose kind counts when the text also presses or hides (a request, not a use).
+    pressing = (Feature.PRESSURE, Feature.SECRECY, Feature.ADDRESS)
+    for h in hits:
+        if (
+            h.feature is Feature.RISK
+            and h.what in _TOOL_OWN_PURPOSE
+            and any(o.feature in pressing and _close(h, o) for o in hits)
+        ):
+            strong.append(h)
+    if not strong:
+        return []
+    return [_finding(strong)]
+
+
+_QUOTES = re2.compile(r"['\x22\x{2018}\x{201C}«「`]\s*$")
+
+
+def _quoted(text: str, start: int) -> bool:
+    """Quoted words are talked about, not said ('attackers write "ignore previous ...')."""
+    return _QUOTES.search(text[max(0, start - 3) : start]) is not None
+
+
+def _close(a: Hit, b: Hit) -> bool:
+    return a is not b and (abs(a.start - b.start) <= NEAR or abs(a.end - b.end) <= NEAR)
+
+
+def _finding(group: Sequence[Hit]) -> Finding:
+    features = tuple(dict.fromkeys(h.feature for h in sorted(group, key=lambda h: h.start)))
+    risks = tuple(dict.fromkeys(h.what for h in group if h.feature is Feature.RISK))
+    return Finding(features, risks, min(h.start for h in group), max(h.end for h in group))
+
+
+def _merged(findings: list[Finding]) -> list[Finding]:
+    if not findings:
+        return []
+    features = tuple(dict.fromkeys(f for x in findings for f in x.features))
+    risks = tuple(dict.fromkeys(r for x in findings for r in x.risks))
+    return [Finding(features, risks, min(x.start for x in findings), max(x.end for x in findings))]
