@@ -3,9 +3,10 @@ same run (bench/empty_server.py: same stack, same response bytes, no work).
 
 For each method: serial p50 and p99 latency, and throughput at concurrency 16 and 32,
 each as a ratio to the empty server. Inspect carries 5 shell calls by default; issue 10's
-criterion is 10 (`--calls 10 --only Inspect`: p50 <= 2.5x the empty server's). Both servers run in their own processes on Unix
-sockets; the client is this process. Measurements alternate between the two servers
-in short rounds, so the host's noise falls on both alike.
+criterion is 10 (`--calls 10 --only Inspect`: p50 <= 2.5x the empty server's). Both
+servers run in their own processes on Unix sockets; the client is this process.
+Measurements alternate between the two servers in short rounds, so the host's noise falls
+on both alike.
 
 Run: make bench (or python -m bench.rpc_bench [--calls N] [--only Inspect] [--rounds R])
 """
