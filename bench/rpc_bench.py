@@ -2,15 +2,18 @@
 same run (bench/empty_server.py: same stack, same response bytes, no work).
 
 For each method: serial p50 and p99 latency, and throughput at concurrency 16 and 32,
-each as a ratio to the empty server. Both servers run in their own processes on Unix
-sockets; the client is this process. Measurements alternate between the two servers
-in short rounds, so the host's noise falls on both alike.
+each as a ratio to the empty server. Inspect carries 5 shell calls by default; issue 10's
+criterion is 10 (`--calls 10 --only Inspect`: p50 <= 2.5x the empty server's). Both
+servers run in their own processes on Unix sockets; the client is this process.
+Measurements alternate between the two servers in short rounds, so the host's noise falls
+on both alike.
 
-Run: make bench (or python -m bench.rpc_bench)
+Run: make bench (or python -m bench.rpc_bench [--calls N] [--only Inspect] [--rounds R])
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import statistics
@@ -35,14 +38,19 @@ COMMANDS = [
     "cd src{n} && grep -rn 'TODO{n}' . | head -20",
     "npm run build{n} && npm test -- {n}",
     "curl -s https://api.github.com/repos/o/r{n} | jq .stargazers_count",
-]
+    "ls -la dir{n}",
+    "git commit -m 'fix: handle empty input {n}'",
+    "find . -name '*.pyc{n}' -delete",
+    "docker build -t app:dev{n} . && docker run --rm app:dev{n}",
+    "python3 -c 'import sys; print(sys.version, {n})'",
+]  # the first 5 by default; all 10 with --calls 10 (the in-process bench's new words)
 PROJECT_SESSION = "bench-project"
 
 
-def inspect_request(n: int) -> bytes:
+def inspect_request(n: int, count: int = 5) -> bytes:
     calls = [
         pb.ToolCall(id=str(i), name="shell", arguments_json=json.dumps({"command": c.format(n=n)}))
-        for i, c in enumerate(COMMANDS)
+        for i, c in enumerate(COMMANDS[:count])
     ]
     # A new session each time, so the repetition inspector never steps in.
     return pb.InspectRequest(session_id=f"bench-{n}", tool_calls=calls).SerializeToString()
@@ -92,14 +100,15 @@ def _percentile(samples: list[float], q: float) -> float:
 
 
 class Target:
-    def __init__(self, channel: grpc.aio.Channel, method: str) -> None:
+    def __init__(self, channel: grpc.aio.Channel, method: str, calls: int = 5) -> None:
         self._call = channel.unary_unary(method)
         self._method = method
+        self._calls = calls
         self._n = 0
 
     async def once(self) -> None:
         self._n += 1
-        body = inspect_request(self._n) if self._method == INSPECT else PROJECT_REQUEST
+        body = inspect_request(self._n, self._calls) if self._method == INSPECT else PROJECT_REQUEST
         await self._call(body)
 
 
@@ -158,9 +167,13 @@ def _start_empty(address: str, root: Path) -> subprocess.Popen[bytes]:
 
 
 async def run(
-    rounds: int = 5, calls: int = 200, seconds: float = 2.0
+    rounds: int = 5,
+    calls: int = 200,
+    seconds: float = 2.0,
+    inspect_calls: int = 5,
+    only: tuple[str, ...] = ("Inspect", "Project"),
 ) -> dict[str, tuple[Row, Row]]:
-    """Per method: (sidecar, empty server)."""
+    """Per method: (sidecar, empty server). `inspect_calls`: tool calls per Inspect."""
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory)
         served = Served(root, "--mode", "auto", "--decision-log", "off")
@@ -170,7 +183,9 @@ async def run(
         try:
             async with grpc.aio.insecure_channel(served.target) as channel:
                 await _fill_session(channel)
-                inspect_bytes = await channel.unary_unary(INSPECT)(inspect_request(0))
+                inspect_bytes = await channel.unary_unary(INSPECT)(
+                    inspect_request(0, inspect_calls)
+                )
                 project_bytes = await channel.unary_unary(PROJECT)(PROJECT_REQUEST)
                 (root / "inspect.bin").write_bytes(inspect_bytes)
                 (root / "project.bin").write_bytes(project_bytes)
@@ -179,7 +194,12 @@ async def run(
                 async with grpc.aio.insecure_channel(empty_socket) as baseline:
                     results = {}
                     for name, method in (("Inspect", INSPECT), ("Project", PROJECT)):
-                        pair = (Target(channel, method), Target(baseline, method))
+                        if name not in only:
+                            continue
+                        pair = (
+                            Target(channel, method, inspect_calls),
+                            Target(baseline, method, inspect_calls),
+                        )
                         results[name] = await _measure(pair, rounds, calls, seconds)
         finally:
             if empty is not None:
@@ -208,9 +228,19 @@ def table(results: dict[str, tuple[Row, Row]]) -> str:
 
 
 async def _main() -> None:
-    print("Inspect (5 shell calls, new words) and Project (100 messages) vs an empty gRPC server;")
-    print("latency ratios: higher is slower; throughput ratios: lower is slower.")
-    print(table(await run()))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=5, help="shell calls per Inspect (max 10)")
+    parser.add_argument("--only", choices=("Inspect", "Project"), action="append")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=2.0, help="per throughput sample")
+    args = parser.parse_args()
+    calls = max(1, min(args.calls, len(COMMANDS)))
+    print(
+        f"Inspect ({calls} shell calls, new words) and Project (100 messages) vs an empty gRPC"
+        " server; latency ratios: higher is slower; throughput ratios: lower is slower."
+    )
+    only = tuple(args.only or ("Inspect", "Project"))
+    print(table(await run(args.rounds, seconds=args.seconds, inspect_calls=calls, only=only)))
 
 
 if __name__ == "__main__":

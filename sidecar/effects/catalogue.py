@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import re2
 
+from sidecar.bounded_cache import BoundedCache
 from sidecar.effects.hosts import host_of
 from sidecar.effects.model import STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
@@ -193,6 +194,14 @@ def _compile_effect(spec: EffectSpec) -> CompiledEffect:
     )
 
 
+# What `Catalogue.read` remembers: commands of at most this many characters (words, input).
+_READ_ENTRIES = 4096
+_READ_BYTES = 8 * 1024 * 1024
+_READ_MAX_CHARS = 4096
+
+_Read = tuple[ParsedCommand | None, tuple[Effect, ...]]
+
+
 class Catalogue:
     def __init__(
         self,
@@ -200,6 +209,9 @@ class Catalogue:
         trusted_index: Callable[[str], bool] = lambda host: False,
     ) -> None:
         self.trusted_index = trusted_index  # package indexes installs may use unasked
+        self._read: BoundedCache[tuple[object, ...], _Read] = BoundedCache(
+            _READ_ENTRIES, _READ_BYTES
+        )
         self._programs: dict[str, CompiledProgram] = {}
         for name, spec in programs.items():
             compiled = _compile(name, spec)
@@ -218,6 +230,44 @@ class Catalogue:
         if found is None and program[:6] == "python" and program[6:].replace(".", "").isdigit():
             found = self._programs.get("python3")  # python3.12, python3.11, ...
         return found
+
+    def read(
+        self,
+        program: str,
+        args: tuple[str, ...],
+        environment: tuple[str, ...],
+        input_origin: Origin,
+        input_text: str,
+    ) -> tuple[ParsedCommand | None, list[Effect]]:
+        """`parse`, then `effects_of` where the catalogue knows the program: both depend on
+        nothing else, so a familiar command in a new line is read once. The key holds each
+        word's type too: a run-time `$X` (a str subclass from the walk) is not the text `$X`."""
+        size = len(program) + len(input_text) + sum(map(len, args)) + sum(map(len, environment))
+        if size > _READ_MAX_CHARS:
+            return self._read_afresh(program, args, environment, input_origin, input_text)
+        key = (program, args, tuple(map(type, args)), environment, input_origin, input_text)
+        found = self._read.get(key)
+        if found is None:
+            parsed, effects = self._read_afresh(
+                program, args, environment, input_origin, input_text
+            )
+            found = (parsed, tuple(effects))
+            # Key and value hold the words a few times over; each effect adds its fields.
+            self._read.put(key, found, 4 * size + 300 * len(effects))
+        return found[0], list(found[1])
+
+    def _read_afresh(
+        self,
+        program: str,
+        args: tuple[str, ...],
+        environment: tuple[str, ...],
+        input_origin: Origin,
+        input_text: str,
+    ) -> tuple[ParsedCommand | None, list[Effect]]:
+        parsed = self.parse(program, args, environment=environment)
+        if parsed is None:
+            return None, []
+        return parsed, effects_of(parsed, program, args, input_origin, input_text)
 
     def parse(
         self,

@@ -15,14 +15,21 @@ _DEV_TCP = re2.compile(r"^/dev/(?:tcp|udp)/([^/]+)/\d+")
 
 def host_of(word: str) -> str:
     """The host a word names, lower-cased, or "" if it names none."""
-    url = URL.search(word)
-    if url:
-        return str(url.group(1)).strip("[]").lower()
-    found = _SOCKET_SPEC.search(word) or _DEV_TCP.search(word)
+    # Each pattern is tried only where the text it needs is there: an RE2 call costs
+    # microseconds, and most words are paths and flags that name no host.
+    if "://" in word:
+        url = URL.search(word)
+        if url:
+            return str(url.group(1)).strip("[]").lower()
+    found = (_SOCKET_SPEC.search(word) if ":" in word else None) or (
+        _DEV_TCP.search(word) if word.startswith("/dev/") else None
+    )
     if found:
         return str(found.group(1)).lower()
+    if word.startswith(("-", "/", ".", "~")) or ("." not in word and "localhost" not in word):
+        return ""  # both need a dot or `localhost`; neither counts after these
     found = _USER_HOST.search(word) or _HOSTLIKE.search(word)
-    if found and not word.startswith(("-", "/", ".", "~")):
+    if found:
         return str(found.group(1)).lower()
     return ""
 

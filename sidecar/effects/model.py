@@ -34,6 +34,11 @@ class Action(enum.Enum):
     DESTROY = "destroy"  # destroys data or infrastructure that is not a local path
     DISABLE = "disable"  # switches off a security control, audit trail or history
 
+    # Members are singletons compared by identity: hash them by identity too, in C.
+    # (Enum's own __hash__ is Python code, and effects are hashed and looked up in sets of
+    # actions on every call's path.)
+    __hash__ = object.__hash__
+
 
 class Origin(enum.Enum):
     """Where the code that is run (or the content that is written) comes from."""
@@ -44,6 +49,8 @@ class Origin(enum.Enum):
     DECODED = "decoded"  # decoded from base64, hex, rot13, ... (hidden from a reader)
     FILE = "file"  # an existing file whose provenance is not known
     UNKNOWN = "unknown"  # computed at run time; cannot tell
+
+    __hash__ = object.__hash__  # as Action's
 
 
 # Markers used in targets and data.

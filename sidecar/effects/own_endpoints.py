@@ -49,12 +49,14 @@ class OwnEndpoints:
         self.pids = frozenset(str(p) for p in pids if p > 1)
         self.ports: frozenset[int] = frozenset()
         self._port_mention = _mentions(self.ports)
+        self._port_texts: tuple[str, ...] = ()
         self.add_ports(ports)
 
     def add_ports(self, ports: Iterable[int]) -> None:
         """Ports learnt once bound (`127.0.0.1:0` picks one at start)."""
         self.ports = self.ports | {p for p in ports if 0 < p < 65536}
         self._port_mention = _mentions(self.ports)
+        self._port_texts = tuple(str(p) for p in sorted(self.ports))
 
     def mark(self, effect: Effect) -> Effect:
         if SIDECAR_API in effect.flags or not self.ports:
@@ -87,7 +89,10 @@ class OwnEndpoints:
     def _names_port(self, effect: Effect) -> bool:
         if effect.action is Action.READ and "list" not in effect.flags:
             return False  # a file read; `fuser 50051/tcp` is a process listing
-        return self._port_mention.search(effect.target) is not None
+        target = effect.target
+        if not any(port in target for port in self._port_texts):
+            return False  # the pattern needs a port's digits: spare the RE2 call
+        return self._port_mention.search(target) is not None
 
 
 def with_loopback_ports(effects: list[Effect], command: SimpleCommand) -> list[Effect]:

@@ -198,13 +198,19 @@ class PathClasses:
         """
         names = self._direct(path)
         prefix = _literal_prefix(path)
+        members = [
+            (member, index)
+            for member, index in self._members
+            # a relative glob never matches an absolute or home path
+            if member.startswith(prefix) and (prefix or member[:1] not in "/~")
+        ]
+        if not members:
+            return names  # `*.pyc`, `build/*`: no class member to try (and no RE2 to compile)
         try:
             regex = re2.compile(_glob_regex(path), _QUIET)
         except re2.error:
             return names  # `[z-a]` matches nothing as a range; bash takes it literally
-        for member, index in self._members:
-            if not member.startswith(prefix) or (not prefix and member[:1] in "/~"):
-                continue  # a relative glob never matches an absolute or home path
+        for member, index in members:
             for candidate in _self_and_ancestors(member):
                 if len(candidate) < len(prefix):
                     break

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import re2
 
+from sidecar.bounded_cache import BoundedCache
 from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import (
     OUTSIDE_WORKSPACE,
@@ -116,6 +117,12 @@ def compiled_rule(rule: EffectRule) -> CompiledEffectRule:
     )
 
 
+# What `EffectJudge.matching` remembers: effects of at most this many characters.
+_MATCHED_ENTRIES = 8192
+_MATCHED_BYTES = 8 * 1024 * 1024
+_MATCHED_MAX_CHARS = 4096
+
+
 class EffectJudge:
     """Matches effects against the effect rules, indexed by action."""
 
@@ -128,6 +135,9 @@ class EffectJudge:
         self.classes = classes
         self._host_allowed = host_allowed
         self._by_action: dict[Action, list[CompiledEffectRule]] = {}
+        self._matched: BoundedCache[tuple[Effect, str], tuple[CompiledEffectRule, ...]] = (
+            BoundedCache(_MATCHED_ENTRIES, _MATCHED_BYTES)
+        )
         for rule in rules:
             compiled = compiled_rule(rule)
             for action in compiled.actions:
@@ -162,9 +172,25 @@ class EffectJudge:
         return frozenset(names)
 
     def matching(self, effect: Effect, workspace: str = "") -> list[CompiledEffectRule]:
+        """The rules the effect matches. Remembered by the effect's value: the rules, the
+        classes and the allowed hosts are the policy's, fixed for this judge, and a familiar
+        command in a new line has the same effects again."""
         rules = self._by_action.get(effect.action)
         if not rules:
             return []
+        size = len(effect.target) + len(effect.content) + sum(map(len, effect.data))
+        if size > _MATCHED_MAX_CHARS:
+            return self._matching(rules, effect, workspace)
+        key = (effect, workspace)
+        found = self._matched.get(key)
+        if found is None:
+            found = tuple(self._matching(rules, effect, workspace))
+            self._matched.put(key, found, 2 * size + len(workspace) + 100 * len(effect.flags))
+        return list(found)
+
+    def _matching(
+        self, rules: list[CompiledEffectRule], effect: Effect, workspace: str
+    ) -> list[CompiledEffectRule]:
         classes = self.classes_of(effect, None, workspace)
         if is_glob(effect.target) and effect.action in PATH_ACTIONS:
             # `not_classes` asks where the target itself is: for a glob, the directory it

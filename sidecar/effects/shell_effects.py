@@ -344,7 +344,9 @@ def _command_effects(
     """The command's effects, whether the catalogue knows it, and whether it only reads."""
     input_origin, input_sources, input_text = _input_of(command, catalogue, flow)
     program, args = _module_as_program(command)
-    parsed = catalogue.parse(program, args, environment=command.environment)
+    parsed, catalogued = catalogue.read(
+        program, args, command.environment, input_origin, input_text
+    )
     found: list[Effect] = []
     output_origin = Origin.NONE
     output_sources: tuple[str, ...] = ()
@@ -367,7 +369,7 @@ def _command_effects(
         read_only = spec.read_only or (
             bool(spec.read_only_unless) and spec.read_only_unless.isdisjoint(parsed.named)
         )
-        found.extend(effects_of(parsed, program, args, input_origin, input_text))
+        found.extend(catalogued)
         if spec.decodes_when and not spec.decodes_when.isdisjoint(parsed.named):
             output_origin = Origin.DECODED
             output_sources = input_sources + tuple(

@@ -20,8 +20,6 @@ from sidecar.secrets import SecretScanner, shannon_entropy
 _MAX_URLS = 32
 _MAX_URL = 8192
 _URL = re2.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s\"'<>`\\]+")
-# Past the scheme and host: where the path starts.
-_HOST_PART = re2.compile(r"(?i)^[a-z][a-z0-9+.-]*://[^/?#]*")
 # A URL inside the rest with a password in its userinfo (any scheme: postgres, redis, amqp).
 _NESTED_PASSWORD = re2.compile(r"(?i)[a-z0-9]://[^\s/:@?#&=\"']*:([^\s/@?#&\"']+)@")
 # `name=value` and `name:value` pairs, in a query, a fragment or a path segment.
@@ -40,6 +38,9 @@ _TOKEN_NAMES = re2.compile(
 )
 # Signed-URL parameters: a signature or temporary credential made to be handed out.
 _SIGNED = re2.compile(r"(?i)^(?:x-amz-|x-goog-|sig$|signature$|sv$|se$|sp$|policy$|expires$)")
+# Every finding below needs one of these past the host: `=`/`:` for a pair or a nested
+# URL's password, `%`/`+` for a decoding that differs from the text as written.
+_MAY_CARRY = frozenset("=:%+")
 _PLACEHOLDER = re2.compile(
     r"(?i)^(?:\$.*|<.*>|\{.*\}|\*+|x+|\.+|password|passwd|pass|secret|token|changeme|"
     r"example|redacted|null|none|true|false|undefined|your[_-].*|\d{1,8})$"
@@ -50,6 +51,8 @@ def secrets_in_urls(text: str, scanner: SecretScanner) -> list[str]:
     """Kinds of credentials that URLs in the text carry (empty when none)."""
     if "://" not in text:
         return []
+    if text.count(":") == 1 and "=" not in text and "%" not in text and "+" not in text:
+        return []  # one URL, whose only `:` is its scheme's, and nothing else `_in_url` needs
     kinds: list[str] = []
     for url in _URL.findall(text)[:_MAX_URLS]:
         kinds.extend(_in_url(url[:_MAX_URL], scanner))
@@ -57,9 +60,9 @@ def secrets_in_urls(text: str, scanner: SecretScanner) -> list[str]:
 
 
 def _in_url(url: str, scanner: SecretScanner) -> list[str]:
-    rest = _HOST_PART.sub("", url, 1)
-    if not rest:
-        return []
+    rest = _past_host(url)
+    if not rest or not _MAY_CARRY.intersection(rest):
+        return []  # no pair, no nested userinfo, nothing encoded: most URLs, cheaply
     kinds: list[str] = []
     for decoded in _decodings(rest):
         if decoded != rest:  # percent-encoding may hide a shape from the scanner
@@ -71,6 +74,18 @@ def _in_url(url: str, scanner: SecretScanner) -> list[str]:
             for name, value in pairs.findall(decoded):
                 kinds.extend(_named(name, value))
     return kinds
+
+
+def _past_host(url: str) -> str:
+    """The URL past its scheme and host: from the first `/`, `?` or `#` after `://`. String
+    operations, not an RE2 substitution (~10 us). `url` is a match of `_URL`, possibly cut
+    short before its `://` (then it is returned whole)."""
+    start = url.find("://")
+    if start < 0:
+        return url
+    start += 3
+    ends = [i for i in (url.find("/", start), url.find("?", start), url.find("#", start)) if i >= 0]
+    return url[min(ends) :] if ends else ""
 
 
 def _decodings(rest: str) -> list[str]:

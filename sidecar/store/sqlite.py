@@ -5,8 +5,9 @@ which sessions have anything stored (a session with nothing stored costs no quer
 the snapshots of recent sessions (bounded in bytes). Every write goes to the file first
 and then to the copy, so the copy is never ahead of the file.
 
-One more thing only this mode does: an Inspect that records nothing but its repetition
-streak (most of them) does not wait for the file. The copy has the streak at once; the
+One more thing only this mode does: an Inspect's repetition streak (every Inspect
+records one) does not wait for the file; what else it records (approval questions, taint,
+facts) is written at once, in one transaction. The copy has the streak at once; the
 file gets it within a second (`flush`, which the server calls every second, and before
 anything else is written, deleted or pruned). A kill -9 may lose the last second of
 streak counts, nothing else.
@@ -119,10 +120,14 @@ class SqliteStore(SqlStateStore):
 
     async def save_session(self, session_id: str, writes: Writes) -> None:
         now = time.time()
-        only_streak = not (writes.taint or writes.facts or writes.questions)
         index = self._with_state
-        if index is not None and only_streak and writes.streak is not None:
+        if index is not None and writes.streak is not None:
             # One process owns the file: the copy answers, the file follows (module doc).
+            # What else the Inspect recorded (questions, taint, facts) is written at once.
+            rest = Writes(None, writes.taint, writes.facts, writes.decision_id, writes.questions)
+            if rest:
+                async with self.database.transaction("save_session") as db:
+                    await save_rows(db, session_id, rest, now)
             self._unwritten[session_id] = (writes.streak, now)
             if len(self._unwritten) >= FLUSH_AT:
                 await self.flush()
