@@ -8,6 +8,7 @@ import logging
 from collections.abc import Callable
 
 from sidecar.code.collector import Nested
+from sidecar.code.ipython import analyse_ipython
 from sidecar.code.javascript import analyse_javascript
 from sidecar.code.perl import analyse_perl
 from sidecar.code.php import analyse_php
@@ -23,6 +24,8 @@ LANGUAGES = ("python", "javascript", "powershell", "ruby", "perl", "php")
 _NAMES = {
     "python": "python",
     "py": "python",
+    "ipython": "ipython",
+    "jupyter": "ipython",
     "python2": "python",
     "python3": "python",
     "javascript": "javascript",
@@ -72,6 +75,7 @@ def _analyse(language: str, code: str, depth: int) -> CodeAnalysis:
 
 _ANALYSERS: dict[str, Callable[[str, Nested, int], CodeAnalysis]] = {
     "python": analyse_python,
+    "ipython": analyse_ipython,
     "javascript": analyse_javascript,
     "powershell": analyse_powershell,
     "ruby": analyse_ruby,
