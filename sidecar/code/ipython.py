@@ -155,7 +155,7 @@ def _magic(name: str, rest: str) -> str | None:
 
 def _words(command: str) -> str:
     """`{expr}` is a Python value at run time: unresolved for the shell."""
-    return _INTERPOLATION.sub("${IPYTHON_VALUE}", command.strip())
+    return str(_INTERPOLATION.sub("${IPYTHON_VALUE}", command.strip()))
 
 
 def _is_python(line: str) -> bool:
