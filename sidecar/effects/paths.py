@@ -197,6 +197,8 @@ class PathClasses:
         matches `/etc` (system). With `recursive`, the whole tree under a match counts.
         """
         names = self._direct(path)
+        while path.startswith("./"):  # `find . -name x` is `./**/x`; members are `x/...`
+            path = path[2:]
         prefix = _literal_prefix(path)
         try:
             regex = re2.compile(_glob_regex(path), _QUIET)

@@ -422,6 +422,13 @@ def _command_effects(
     if program == "find":
         found = _find_deletes_matches(found, command)
     fed = command.input_from
+    if command.via == "xargs" and fed is not None and fed.program in _PROCESS_LOOKUPS:
+        # `pgrep -f sidecar | xargs kill`: the pids are the lookup's, like `kill $(pgrep ...)`.
+        named = f"$({' '.join((fed.program, *fed.args))[:200]})"
+        found = [
+            e._replace(target=named) if e.action is Action.KILL and e.target == _XARGS_INPUT else e
+            for e in found
+        ]
     if command.via == "xargs" and fed is not None and fed.program == "find":
         # `find DIR ... | xargs cat`: it reads the files below DIR, not DIR itself.
         found = [
@@ -451,6 +458,8 @@ def _command_effects(
 
 
 _PYTHONS = frozenset({"python", "python3", "python2", "pypy", "pypy3"})
+_PROCESS_LOOKUPS = frozenset({"pgrep", "pidof", "lsof", "fuser", "ps", "ss", "netstat", "awk"})
+_XARGS_INPUT = "$(xargs input)"
 
 
 def _module_as_program(command: SimpleCommand) -> tuple[str, tuple[str, ...]]:
