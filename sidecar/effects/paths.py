@@ -51,6 +51,8 @@ def normalise(path: str, workspace: str | None = None) -> str:
         text = text[len("file://") :]
     if not text:
         return text
+    if text[1:2] == ":" and text[:1].isalpha() and text[2:3] in ("\\", "/", ""):
+        text = _windows(text)
     if text.startswith("~"):
         head, slash, rest = text.partition("/")
         if head == "~":
@@ -77,6 +79,16 @@ def normalise(path: str, workspace: str | None = None) -> str:
     if normal.startswith("/home/\x00"):  # climbed out of home and back down: /home/x
         return normal
     return normal
+
+
+def _windows(path: str) -> str:
+    """`C:\\Users\\bob\\.ssh` is a home like `/Users/bob/.ssh`; any other drive path is
+    spelt the MSYS way (`C:\\Windows` -> `/c/Windows`), so the classes see one form."""
+    rest = path[2:].replace("\\", "/").lstrip("/")
+    head, _, tail = rest.partition("/")
+    if head.lower() == "users" and tail:
+        return "/Users/" + tail
+    return f"/{path[0].lower()}/{rest}"
 
 
 def _without_proc_aliases(path: str) -> str:

@@ -112,11 +112,20 @@ _PARALLEL_VALUE_OPTIONS = frozenset({
     "--load", "--delay", "--sshloginfile", "--tagstring", "-E", "--eof",
 })  # fmt: skip
 _FD_EXEC = frozenset({"-x", "--exec", "-X", "--exec-batch"})
-_SCRIPT_RUNNERS = frozenset({"watch", "parallel", "sem", "fd", "fdfind"})
+_SCRIPT_RUNNERS = frozenset({"watch", "parallel", "sem", "fd", "fdfind", "cmd", "cmd.exe"})
+# Windows programs that run a command line given as an option's value (no POSIX shell: a
+# `|` inside it is the started program's text, not a pipe of ours).
+_WINDOWS_COMMAND_OPTIONS: Mapping[str, frozenset[str]] = {
+    "cmd": frozenset({"/c", "/k", "/r"}),
+    "cmd.exe": frozenset({"/c", "/k", "/r"}),
+    "schtasks": frozenset({"/tr"}),
+    "schtasks.exe": frozenset({"/tr"}),
+}
 
 # Every program this module looks inside.
 PROGRAMS = frozenset({
     "git", "ssh", *INLINE_CODE_OPTIONS, *_AWKS, *_VIMS, *COMMAND_OPTIONS, *_SCRIPT_RUNNERS,
+    *_WINDOWS_COMMAND_OPTIONS,
 })  # fmt: skip
 
 
@@ -140,6 +149,8 @@ def embedded_scripts(
         return _parallel(program, args), []
     if program in ("fd", "fdfind"):
         return _fd(program, args), []
+    if program in _WINDOWS_COMMAND_OPTIONS:
+        return _windows_command(program, args), []
     return _option_values(program, args), []
 
 
@@ -382,6 +393,26 @@ def _fd(program: str, args: Sequence[str]) -> list[Embedded]:
 
 
 _SIMPLE_WORD = re2.compile(r"[A-Za-z0-9._~/+@%-]+")
+
+
+def _windows_command(program: str, args: Sequence[str]) -> list[Embedded]:
+    """`cmd /c LINE...`, `schtasks /create /tr LINE`: LINE's words, each kept whole."""
+    options = _WINDOWS_COMMAND_OPTIONS[program]
+    for position, word in enumerate(args):
+        if word.lower() not in options:
+            continue
+        rest = (
+            args[position + 1 :] if program.startswith("cmd") else args[position + 1 : position + 2]
+        )
+        words: list[str] = []
+        for part in rest:
+            try:
+                words.extend(shlex.split(part))
+            except ValueError:
+                words.append(part)
+        if words:
+            return [Embedded(shlex.join(words), f"{program} {word}")]
+    return []
 
 
 def _option_values(program: str, args: Sequence[str]) -> list[Embedded]:
