@@ -60,6 +60,7 @@ def analyse_ipython(code: str, nested: Nested, depth: int = 0) -> CodeAnalysis:
 
 def split_cell(code: str) -> tuple[str, list[str]]:
     """(the cell's Python, the shell lines its escapes and magics amount to)."""
+    code = code.encode("utf-8", "surrogatepass").decode("utf-8", "replace")  # RE2 takes UTF-8
     lines = code.splitlines()[:_MAX_LINES]
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is not None and lines[first].lstrip().startswith("%%"):
