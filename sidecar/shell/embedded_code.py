@@ -95,6 +95,7 @@ LOADER_VARIABLES = frozenset({
 # Files every new shell runs: text written there is code, and is judged as such.
 _STARTUP_NAMES = frozenset({
     ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv",
+    ".bash_aliases", ".zsh_aliases", ".aliases",
     ".zlogin", ".kshrc", "bash.bashrc", "zshrc", "rc.local",
 })  # fmt: skip
 
