@@ -6,8 +6,9 @@ cell a shell script, `%%writefile f` writes the cell to a file, and line magics 
 `%cat`, `%rm`, `%cp`, `%run`, `%cd` or `%sx` (and the shell aliases without their `%`,
 through automagic) act on files. Each of these is rewritten to the shell line it amounts
 to, so the shell analysis judges `!cat ~/.ssh/id_rsa` like `cat ~/.ssh/id_rsa`; the rest of
-the cell is analysed as Python. `{expr}` and `$name` inside an escape expand Python values
-at run time: they become unresolved shell words, never literal text.
+the cell is analysed as Python. `{expr}` inside an escape expands a Python value at run
+time: the line is judged with it unresolved, and as written (IPython keeps the text of an
+expression that fails).
 """
 
 from __future__ import annotations
@@ -78,6 +79,11 @@ def split_cell(code: str) -> tuple[str, list[str]]:
             python.append(line)
             continue
         shell.append(command)
+        # `{expr}` expands a Python value; when the expression fails IPython keeps the text
+        # (`!awk 'BEGIN{system("...")}'`): both readings are judged.
+        interpolated = str(_INTERPOLATION.sub("${IPYTHON_VALUE}", command))
+        if interpolated != command:
+            shell.append(interpolated)
         python.append(indent + "pass")
     return "\n".join(python), shell
 
@@ -155,8 +161,7 @@ def _magic(name: str, rest: str) -> str | None:
 
 
 def _words(command: str) -> str:
-    """`{expr}` is a Python value at run time: unresolved for the shell."""
-    return str(_INTERPOLATION.sub("${IPYTHON_VALUE}", command.strip()))
+    return command.strip()
 
 
 def _is_python(line: str) -> bool:
