@@ -41,16 +41,6 @@ async def test_other_routes_are_denied(line: str) -> None:
 
 @pytest.mark.parametrize(
     "line",
-    ["docker run --rm -v \"$PWD\":/src -w /src node:20 npm test",
-     "docker run --rm -v $(pwd):/app -w /app python:3.11 pytest",
-     "docker run -v pgdata:/var/lib/postgresql/data postgres:16",
-     "docker run -v ./site:/usr/share/nginx/html:ro nginx",
-     "git diff --no-index expected.txt actual.txt",
-     "git diff HEAD~1 -- src/", "npm config set save-exact true",
-     "npm pkg set scripts.test='vitest run'"],
-)  # fmt: skip
-@pytest.mark.parametrize(
-    "line",
     ["npm config set script-shell /tmp/x.sh", "npm config set node-options '--require /tmp/h.js'"],
 )
 async def test_a_tool_config_that_starts_a_program_asks(line: str) -> None:
@@ -66,5 +56,15 @@ async def test_a_lifecycle_script_set_by_npm_pkg_is_judged_as_code(line: str) ->
     assert await verdict_of(line) is Verdict.DENY, line
 
 
+@pytest.mark.parametrize(
+    "line",
+    ["docker run --rm -v \"$PWD\":/src -w /src node:20 npm test",
+     "docker run --rm -v $(pwd):/app -w /app python:3.11 pytest",
+     "docker run -v pgdata:/var/lib/postgresql/data postgres:16",
+     "docker run -v ./site:/usr/share/nginx/html:ro nginx",
+     "git diff --no-index expected.txt actual.txt",
+     "git diff HEAD~1 -- src/", "npm config set save-exact true",
+     "npm pkg set scripts.test='vitest run'"],
+)  # fmt: skip
 async def test_everyday_mounts_and_diffs_stay_allowed(line: str) -> None:
     assert await verdict_of(line) is Verdict.ALLOW, line
