@@ -68,3 +68,28 @@ async def test_a_lifecycle_script_set_by_npm_pkg_is_judged_as_code(line: str) ->
 )  # fmt: skip
 async def test_everyday_mounts_and_diffs_stay_allowed(line: str) -> None:
     assert await verdict_of(line) is Verdict.ALLOW, line
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["git add -f ~/.ssh/id_rsa", "git hash-object -w ~/.aws/credentials",
+     "cat ../../../../../../etc/shadow", "cat ../.ssh/id_rsa"],
+)  # fmt: skip
+async def test_files_staged_or_reached_by_climbing_are_read(line: str) -> None:
+    assert await verdict_of(line) is Verdict.DENY, line
+
+
+async def test_a_file_tool_path_that_climbs_out_is_judged_where_it_lands() -> None:
+    engine = engine_for_mode(Mode.AUTO)
+    call = ToolCall("1", "Read", {"file_path": "../../../../../../etc/shadow"})
+    result = await engine.inspect("s", [call])
+    assert result.verdicts[0].verdict is Verdict.DENY
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["git add .", "git add src/main.py tests/", "git hash-object README.md", "cat ../README.md",
+     "cp ../shared/config.yaml ./config.yaml", "cat ../../package.json"],
+)  # fmt: skip
+async def test_everyday_staging_and_sibling_reads_stay_allowed(line: str) -> None:
+    assert await verdict_of(line) is Verdict.ALLOW, line

@@ -169,12 +169,13 @@ class PathClasses:
             names.add(WORKSPACE)
         elif not path.startswith(("/", "~")):
             names.add(OUTSIDE_WORKSPACE)  # climbs out with ..
-        if is_glob(path):
-            names |= self._glob_classes(path, recursive)
-        else:
-            names |= self._direct(path)
-            if recursive:
-                names |= self._below(path)
+        for candidate in (path, *_landings(path, workspace)):
+            if is_glob(candidate):
+                names |= self._glob_classes(candidate, recursive)
+            else:
+                names |= self._direct(candidate)
+                if recursive:
+                    names |= self._below(candidate)
         return frozenset(names)
 
     def _in_workspace(self, path: str, workspace: str = "") -> bool:
@@ -228,6 +229,22 @@ class PathClasses:
                         names.add(self.names[index])
                     break
         return names
+
+
+def _landings(path: str, workspace: str) -> tuple[str, ...]:
+    """Where a path that climbs out of the working directory may land. With the directory
+    known, the one place; without it, as far up as `/` or the home (`../../../etc/shadow`
+    from a project is /etc/shadow; `../.ssh/id_rsa` from ~/project is ~/.ssh/id_rsa)."""
+    if not path.startswith("../"):
+        return ()
+    if workspace.startswith("/"):
+        return (posixpath.normpath(posixpath.join(workspace, path)),)
+    tail = path
+    while tail.startswith("../"):
+        tail = tail[3:]
+    if not tail or tail == "..":
+        return ("/", HOME)
+    return ("/" + tail, HOME + "/" + tail)
 
 
 def glob_directory(path: str) -> str:
