@@ -73,6 +73,7 @@ async def test_everyday_mounts_and_diffs_stay_allowed(line: str) -> None:
 @pytest.mark.parametrize(
     "line",
     ["git add -f ~/.ssh/id_rsa", "git hash-object -w ~/.aws/credentials",
+     "docker cp ~/.ssh/id_rsa c1:/tmp/",
      "cat ../../../../../../etc/shadow", "cat ../.ssh/id_rsa"],
 )  # fmt: skip
 async def test_files_staged_or_reached_by_climbing_are_read(line: str) -> None:
@@ -89,6 +90,7 @@ async def test_a_file_tool_path_that_climbs_out_is_judged_where_it_lands() -> No
 @pytest.mark.parametrize(
     "line",
     ["git add .", "git add src/main.py tests/", "git hash-object README.md", "cat ../README.md",
+     "docker cp ./config.yaml web:/etc/app/config.yaml", "docker cp web:/var/log/app.log .",
      "cp ../shared/config.yaml ./config.yaml", "cat ../../package.json"],
 )  # fmt: skip
 async def test_everyday_staging_and_sibling_reads_stay_allowed(line: str) -> None:
