@@ -23,7 +23,7 @@ async def verdict_of(line: str, tool: str = "run_terminal_cmd") -> Verdict:
     ("path", "normal"),
     [("C:\\Windows\\System32", "/c/Windows/System32"), ("c:/Users/bob/.ssh/id_rsa",
       "/Users/bob/.ssh/id_rsa"), ("C:\\Users\\bob", "/Users/bob"), ("D:\\data\\x", "/d/data/x"),
-     ("C:\\", "/c"), ("a:b", "a:b")],
+     ("C:\\", "/"), ("a:b", "a:b")],
 )  # fmt: skip
 def test_windows_paths_have_one_spelling(path: str, normal: str) -> None:
     assert normalise(path) == normal

@@ -88,6 +88,8 @@ def _windows(path: str) -> str:
     head, _, tail = rest.partition("/")
     if head.lower() == "users" and tail:
         return "/Users/" + tail
+    if not rest:
+        return "/"  # a drive's root is that file system's root
     return f"/{path[0].lower()}/{rest}"
 
 
