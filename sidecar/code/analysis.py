@@ -8,6 +8,8 @@ import logging
 from collections.abc import Callable
 
 from sidecar.code.collector import Nested
+from sidecar.code.generic import analyse_generic
+from sidecar.code.ipython import analyse_ipython
 from sidecar.code.javascript import analyse_javascript
 from sidecar.code.perl import analyse_perl
 from sidecar.code.php import analyse_php
@@ -17,12 +19,14 @@ from sidecar.code.ruby import analyse_ruby
 from sidecar.effects.model import CodeAnalysis
 
 DEFAULT_MAX_BYTES = 64 * 1024  # past this, code is not analysed: "too large to analyse"
-LANGUAGES = ("python", "javascript", "powershell", "ruby", "perl", "php")
+LANGUAGES = ("python", "javascript", "powershell", "ruby", "perl", "php", "ipython", "generic")
 
 # Other names of the same languages (program names, file extensions).
 _NAMES = {
     "python": "python",
     "py": "python",
+    "ipython": "ipython",
+    "jupyter": "ipython",
     "python2": "python",
     "python3": "python",
     "javascript": "javascript",
@@ -41,6 +45,7 @@ _NAMES = {
     "perl": "perl",
     "pl": "perl",
     "php": "php",
+    "generic": "generic",
 }
 
 log = logging.getLogger(__name__)
@@ -72,6 +77,8 @@ def _analyse(language: str, code: str, depth: int) -> CodeAnalysis:
 
 _ANALYSERS: dict[str, Callable[[str, Nested, int], CodeAnalysis]] = {
     "python": analyse_python,
+    "generic": analyse_generic,
+    "ipython": analyse_ipython,
     "javascript": analyse_javascript,
     "powershell": analyse_powershell,
     "ruby": analyse_ruby,

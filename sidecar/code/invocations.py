@@ -54,7 +54,62 @@ def _reader(name: str) -> Callable[[list[str], str | None], Found] | None:
         return _php
     if name in ("pwsh", "powershell", "pwsh-preview"):
         return _powershell
+    if name in _OTHER_INTERPRETERS or (name.startswith("lua") and _versioned(name, "lua")):
+        options = _OTHER_INTERPRETERS.get(name, _OTHER_INTERPRETERS["lua"])
+        return lambda args, stdin_text: _inline_options(options, args, stdin_text)
     return None
+
+
+# Interpreters of languages analysed by their literals only (sidecar.code.generic): the
+# options that give inline code, joined in order (`osascript -e A -e B`).
+_OTHER_INTERPRETERS: dict[str, frozenset[str]] = {
+    "lua": frozenset({"-e"}),
+    "luajit": frozenset({"-e"}),
+    "texlua": frozenset({"-e"}),
+    "rscript": frozenset({"-e"}),
+    "r": frozenset({"-e"}),
+    "julia": frozenset({"-e", "--eval", "-E", "--print"}),
+    "tclsh": frozenset(),
+    "wish": frozenset(),
+    "expect": frozenset({"-c"}),
+    "osascript": frozenset({"-e"}),
+    "guile": frozenset({"-c"}),
+    "racket": frozenset({"-e", "--eval"}),
+    "sbcl": frozenset({"--eval"}),
+    "clojure": frozenset({"-e", "--eval"}),
+    "groovy": frozenset({"-e"}),
+    "elixir": frozenset({"-e", "--eval"}),
+    "erl": frozenset({"-eval"}),
+    "scala": frozenset({"-e"}),
+    "kotlinc": frozenset({"-e", "-script"}),
+    "swift": frozenset({"-e"}),
+    "crystal": frozenset({"eval"}),
+    "nim": frozenset({"--eval"}),
+}
+
+
+def _inline_options(options: frozenset[str], args: list[str], stdin_text: str | None) -> Found:
+    """Code after any of `options`; else, with no script file, the code on standard input."""
+    pieces: list[str] = []
+    script = False
+    index = 0
+    while index < len(args):
+        word = args[index]
+        index += 1
+        if word in options:
+            if index < len(args):
+                pieces.append(args[index])
+            index += 1
+        elif word.startswith("--") and "=" in word and word.split("=", 1)[0] in options:
+            pieces.append(word.split("=", 1)[1])
+        elif word == "-":
+            return _stdin("generic", stdin_text)
+        elif not word.startswith("-") and not pieces:
+            script = True
+            break
+    if pieces:
+        return [("generic", "\n".join(pieces))]
+    return [] if script else _stdin("generic", stdin_text)
 
 
 def _versioned(name: str, base: str) -> bool:

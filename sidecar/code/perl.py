@@ -562,6 +562,8 @@ _API: dict[str, Handler] = {
     "pack_sockaddr_in": _sockaddr_in,
     "inet_aton": _inet_aton,
     "unlink": _unlink,
+    # glob("/etc/*") stands for what it matches: the pattern, judged as a glob.
+    "glob": lambda a, args: args.get(0) if isinstance(args.get(0), str) else UNKNOWN,
     "rmdir": lambda a, args: _unlink(a, args),
     "rmtree": _rmtree,
     "remove_tree": _rmtree,

@@ -34,6 +34,40 @@ from sidecar.code.values import (
 )
 from sidecar.effects.model import Action, CodeAnalysis, Effect, Origin
 
+# PowerShell's approved verbs (Get-Verb): `Verb-Noun` with one of these is a cmdlet.
+_VERBS = frozenset({
+    "add", "approve", "assert", "backup", "block", "build", "checkpoint", "clear", "close",
+    "compare", "complete", "compress", "confirm", "connect", "convert", "convertfrom",
+    "convertto", "copy", "debug", "deny", "deploy", "disable", "disconnect", "dismount", "edit",
+    "enable", "enter", "exit", "expand", "export", "find", "format", "get", "grant", "group",
+    "hide", "import", "initialize", "install", "invoke", "join", "limit", "lock", "measure",
+    "merge", "mount", "move", "new", "open", "optimize", "out", "ping", "pop", "protect",
+    "publish", "push", "read", "receive", "redo", "register", "remove", "rename", "repair",
+    "request", "reset", "resize", "resolve", "restart", "restore", "resume", "revoke", "save",
+    "search", "select", "send", "set", "show", "skip", "split", "start", "step", "stop",
+    "submit", "suspend", "switch", "sync", "test", "trace", "unblock", "undo", "uninstall",
+    "unlock", "unprotect", "unpublish", "unregister", "update", "use", "wait", "watch", "write",
+})  # fmt: skip
+
+
+def is_powershell_program(name: str) -> bool:
+    """A command name only PowerShell runs: a cmdlet (`Remove-Item`, `Invoke-WebRequest`)
+    or one of its aliases (`iex`, `iwr`, `gci`). Callers ask about names a POSIX shell
+    does not know, so `rm` or `curl` (aliases too) never make a line PowerShell."""
+    lowered = name.lower()
+    if lowered in _ALIASES:
+        return True
+    verb, dash, noun = lowered.partition("-")
+    return bool(dash) and verb in _VERBS and noun.isalnum()
+
+
+_WINDOWS_PATH = re2.compile(r"(?i)(?:^|[\s'\"=(])[a-z]:\\")
+
+
+def names_windows_path(line: str) -> bool:
+    """`C:\\Windows`: a line written for a Windows shell, where `\\` is no escape."""
+    return _WINDOWS_PATH.search(line[:65536]) is not None
+
 
 def analyse_powershell(code: str, nested: Nested, depth: int = 0) -> CodeAnalysis:
     out = Collector("powershell", nested, depth)
@@ -699,8 +733,6 @@ class _PowerShell(TreeAnalyser):
         if operator is None and lowered in self.user_functions:
             return self.inline(self.user_functions[lowered], Args(tuple(words), {}), {"_": piped})
         cmdlet = _ALIASES.get(lowered, lowered)
-        if "\\" in cmdlet or "/" in cmdlet:
-            cmdlet = cmdlet  # a path: a program
         spec = _SPECS.get(cmdlet)
         if spec is not None or cmdlet in _QUIET or cmdlet in _HANDLERS:
             bound = (
@@ -715,11 +747,17 @@ class _PowerShell(TreeAnalyser):
                 return bound.get(0, "inputobject", piped)
             return piped if cmdlet in ("out-string", "tee-object", "select-object") else UNKNOWN
         if "-" in cmdlet and not cmdlet.startswith("-") and "." not in cmdlet:
-            return UNKNOWN  # another cmdlet: not a program
+            # Another cmdlet: not a program, but the catalogue may know what it does
+            # (`Format-Volume`, `Clear-EventLog`). Handed on when its words are known.
+            spelled = (cmdlet, *self.raw_words(elements))
+            if all(isinstance(w, str) for w in spelled):
+                self.out.spawn(spelled, f"powershell {name}")
+            return UNKNOWN
         if cmdlet[:1].isdigit():
             return UNKNOWN  # `0..65535 | ...`: a range the grammar read as a command
-        # A program: its command line goes to the shell analyser.
-        line: list[object] = [name]
+        # A program: its command line goes to the shell analyser (`& $env:TEMP\x.exe` runs
+        # the file a download saved as `$env:TEMP/x.exe`).
+        line: list[object] = [_ps_path(name) if "\\" in name else name]
         for word in self.raw_words(elements):
             line.append(word)
         self.out.spawn(tuple(line), f"powershell {name}")
@@ -1096,7 +1134,12 @@ def _path_of(args: Args) -> object:
 
 def _remove(a: _PowerShell, args: Args, piped: object) -> object:
     recursive = bool(args.kw.get("recurse"))
-    for path in _as_list(_path_of(args)) or (piped,):
+    given = _path_of(args)
+    if given is UNKNOWN and piped is not None:
+        # `Get-ChildItem C:\ -Recurse | Remove-Item`: what the pipeline lists is deleted,
+        # the whole tree below it.
+        given, recursive = piped, recursive or is_list(piped)
+    for path in _as_list(given) or (piped,):
         a.out.delete(_ps_path(path), "Remove-Item", recursive=recursive)
     return None
 

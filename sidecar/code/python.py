@@ -1440,6 +1440,15 @@ def _truncate(a: _Analyser, args: Args) -> object:
     return None
 
 
+@_api("sqlite3.connect", "sqlite3.dbapi2.connect", "aiosqlite.connect")
+def _sqlite_connect(a: _Analyser, args: Args) -> object:
+    """A database file opened read-write, like `sqlite3 FILE` in a shell."""
+    path = args.get(0, "database")
+    if path != ":memory:":
+        a.out.write(_path_text(path), "sqlite3.connect", flags=("database",))
+    return UNKNOWN
+
+
 @_api("os.mkdir", "os.makedirs")
 def _mkdir(a: _Analyser, args: Args) -> object:
     a.out.write(_path_text(args.get(0, "path")), "os.mkdir", flags=("directory",))

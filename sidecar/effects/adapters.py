@@ -340,7 +340,7 @@ def patch_changes(patch: str) -> list[FileChange]:
             if line.startswith("*** Move to: ") and action:
                 destination = line[len("*** Move to: ") :].strip()
                 changes.append(FileChange("move", path, destination=destination))
-                changes.append(FileChange("write", destination))
+                path = destination  # the update's lines land in the moved file
             elif current is not None and line.startswith("+") and not line.startswith("+++"):
                 current.append(line[1:])
     close()

@@ -31,11 +31,11 @@ class Selector(NamedTuple):
     stop: int | None = None
     names: tuple[str, ...] = ()
     text: str = ""
-    refine: str = ""  # "basename", "local" or "remote"
+    refine: str = ""  # "basename", "local", "remote" or "mount_source"
 
 
 def compile_selector(text: str) -> Selector:
-    for refine in ("basename", "local", "remote"):
+    for refine in ("basename", "local", "remote", "mount_source"):
         if text.startswith(refine + ":"):
             return compile_selector(text[len(refine) + 1 :])._replace(refine=refine)
     if text in ("operands", "command", "stdin"):
@@ -409,7 +409,20 @@ def select(
         return [_basename(w) for w in words if _basename(w)]
     if refine == "remote":
         return [w for w in words if _is_remote(w)]
+    if refine == "mount_source":
+        return [source for w in words if (source := _mount_source(w))]
     return [w for w in words if not _is_remote(w)]
+
+
+def _mount_source(word: str) -> str:
+    """The host path a container mount exposes: `-v ~/.ssh:/keys:ro`, `--mount
+    type=bind,source=/etc,target=/x`. A named volume (`-v data:/var/lib`) is no host path."""
+    if "=" in word.split(",", 1)[0]:
+        fields = dict(f.partition("=")[::2] for f in word.split(","))
+        source = fields.get("source") or fields.get("src") or ""
+        return source if fields.get("type", "bind") == "bind" else ""
+    source = word.split(":", 1)[0]
+    return source if source.startswith(("/", "~", ".")) else ""
 
 
 def _basename(word: str) -> str:

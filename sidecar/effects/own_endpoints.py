@@ -111,6 +111,12 @@ def with_loopback_ports(effects: list[Effect], command: SimpleCommand) -> list[E
 
 def _port_for(host: str, command: SimpleCommand) -> str:
     words = command.positionals
+    for word in command.args:
+        # A URL or host:port naming this host (`curl http://127.0.0.2:50051/`): the effect's
+        # target keeps the host only.
+        named, port = _split(word.strip())
+        if port and named == host:
+            return str(port)
     for index, word in enumerate(words):
         spec = _SPEC_PORT.search(word)
         if spec is not None and spec.group(1).strip("[]").lower() == host:

@@ -51,6 +51,8 @@ def normalise(path: str, workspace: str | None = None) -> str:
         text = text[len("file://") :]
     if not text:
         return text
+    if text[1:2] == ":" and text[:1].isalpha() and text[2:3] in ("\\", "/", ""):
+        text = _windows(text)
     if text.startswith("~"):
         head, slash, rest = text.partition("/")
         if head == "~":
@@ -77,6 +79,18 @@ def normalise(path: str, workspace: str | None = None) -> str:
     if normal.startswith("/home/\x00"):  # climbed out of home and back down: /home/x
         return normal
     return normal
+
+
+def _windows(path: str) -> str:
+    """`C:\\Users\\bob\\.ssh` is a home like `/Users/bob/.ssh`; any other drive path is
+    spelt the MSYS way (`C:\\Windows` -> `/c/Windows`), so the classes see one form."""
+    rest = path[2:].replace("\\", "/").lstrip("/")
+    head, _, tail = rest.partition("/")
+    if head.lower() == "users" and tail:
+        return "/Users/" + tail
+    if not rest:
+        return "/"  # a drive's root is that file system's root
+    return f"/{path[0].lower()}/{rest}"
 
 
 def _without_proc_aliases(path: str) -> str:
@@ -157,12 +171,13 @@ class PathClasses:
             names.add(WORKSPACE)
         elif not path.startswith(("/", "~")):
             names.add(OUTSIDE_WORKSPACE)  # climbs out with ..
-        if is_glob(path):
-            names |= self._glob_classes(path, recursive)
-        else:
-            names |= self._direct(path)
-            if recursive:
-                names |= self._below(path)
+        for candidate in (path, *_landings(path, workspace)):
+            if is_glob(candidate):
+                names |= self._glob_classes(candidate, recursive)
+            else:
+                names |= self._direct(candidate)
+                if recursive:
+                    names |= self._below(candidate)
         return frozenset(names)
 
     def _in_workspace(self, path: str, workspace: str = "") -> bool:
@@ -197,6 +212,8 @@ class PathClasses:
         matches `/etc` (system). With `recursive`, the whole tree under a match counts.
         """
         names = self._direct(path)
+        while path.startswith("./"):  # `find . -name x` is `./**/x`; members are `x/...`
+            path = path[2:]
         prefix = _literal_prefix(path)
         members = [
             (member, index)
@@ -220,6 +237,22 @@ class PathClasses:
                         names.add(self.names[index])
                     break
         return names
+
+
+def _landings(path: str, workspace: str) -> tuple[str, ...]:
+    """Where a path that climbs out of the working directory may land. With the directory
+    known, the one place; without it, as far up as `/` or the home (`../../../etc/shadow`
+    from a project is /etc/shadow; `../.ssh/id_rsa` from ~/project is ~/.ssh/id_rsa)."""
+    if not path.startswith("../"):
+        return ()
+    if workspace.startswith("/"):
+        return (posixpath.normpath(posixpath.join(workspace, path)),)
+    tail = path
+    while tail.startswith("../"):
+        tail = tail[3:]
+    if not tail or tail == "..":
+        return ("/", HOME)
+    return ("/" + tail, HOME + "/" + tail)
 
 
 def glob_directory(path: str) -> str:

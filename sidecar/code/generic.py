@@ -1,0 +1,94 @@
+"""Code in languages without a parser here (Lua, R, Julia, Tcl, AppleScript, Scheme, ...).
+
+Without a grammar, the analysis reads what every such language shares: calls with literal
+arguments. A call named like a process start (`os.execute`, `system`, `run`, Tcl's `exec`,
+AppleScript's `do shell script`, Julia's backtick commands) hands its string to the shell
+analyser; a call named like a deletion (`os.remove`, `unlink`, `rm`, `file.remove`) deletes
+its literal path, a whole tree when the call says `recursive`; `open(path, "w")` and the
+`write*` family write it; other path literals are taken as reads. What this misses is code
+that computes its names, which these one-liners rarely do; it never makes a call stricter
+than "what its literals say".
+"""
+
+from __future__ import annotations
+
+import re2
+
+from sidecar.code.collector import Collector, Nested
+from sidecar.effects.model import CodeAnalysis
+
+_STRING = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
+# name(  "literal"  [, ...)]   -- the first argument a literal; the rest of the call kept
+_CALL = re2.compile(rf"([A-Za-z_][\w.:$]*)\s*\(?\s*({_STRING})([^)\n]*)")
+_STRING_LITERAL = re2.compile(_STRING)
+_TCL_EXEC = re2.compile(r"(?m)(?:^|[;\[{]\s*)exec\s+([^\]\n;}]+)")
+_APPLESCRIPT = re2.compile(rf"(?i)do\s+shell\s+script\s+({_STRING})")
+_BACKTICKS = re2.compile(r"`([^`\n]+)`")
+
+_SPAWNS = frozenset({
+    "system", "system2", "shell", "execute", "exec", "popen", "spawn", "run", "call",
+    "shell_exec", "passthru", "pipeline", "process", "open3", "capture", "spawnsync",
+    "execsync", "read_process", "readchomp",
+})  # fmt: skip
+_DELETES = frozenset({
+    "remove", "unlink", "rm", "rmdir", "rmtree", "rm_rf", "delete", "remove_file",
+    "removefile", "deletefile", "delete_file", "removedir", "remove_dir", "remove_dir_all",
+    "unlink_all", "dir_delete", "file_delete",
+})  # fmt: skip
+_WRITES = frozenset({
+    "writelines", "write_file", "writefile", "write", "sink", "saverds", "save", "spit",
+    "write_string", "writestring", "write_lines", "writetable", "write.csv", "write.table",
+})  # fmt: skip
+_OPENS = frozenset({"open", "io.open", "file", "fopen", "openfile"})
+_RECURSIVE = re2.compile(r"(?i)recursive|\brf\b|tree|force|_all\b|\bTRUE\b")
+_MAX_CALLS = 256
+
+
+def analyse_generic(code: str, nested: Nested, depth: int = 0) -> CodeAnalysis:
+    out = Collector("generic", nested, depth)
+    code = code.encode("utf-8", "surrogatepass").decode("utf-8", "replace")  # RE2 takes UTF-8
+    used: set[str] = set()
+    for count, match in enumerate(_CALL.finditer(code)):
+        if count >= _MAX_CALLS:
+            break
+        name = str(match.group(1)).lower().replace("::", ".")
+        last = name.rsplit(".", 1)[-1].rsplit("$", 1)[-1]
+        literal = str(match.group(2))
+        value = _unquote(literal)
+        rest = str(match.group(3))
+        if last in _SPAWNS or name in _SPAWNS:
+            out.spawn(value, f"{name}()")
+        elif last in _DELETES or name in ("file.remove", "fs.rm"):
+            recursive = _RECURSIVE.search(rest) is not None or last in ("rmtree", "rm_rf")
+            out.delete(value, f"{name}()", recursive=recursive)
+        elif last in _WRITES or name in _WRITES:
+            out.write(value, f"{name}()")
+        elif last in _OPENS or name in _OPENS:
+            mode = _STRING_LITERAL.search(rest)
+            if mode is not None and any(c in _unquote(str(mode.group(0))) for c in "wa+"):
+                out.write(value, f"{name}()")
+            else:
+                out.read(value, f"{name}()")
+        else:
+            continue
+        used.add(literal)
+    for match in _TCL_EXEC.finditer(code):
+        out.spawn(str(match.group(1)).strip(), "exec")
+    for match in _APPLESCRIPT.finditer(code):
+        out.spawn(_unquote(str(match.group(1))), "do shell script")
+        used.add(str(match.group(1)))
+    for match in _BACKTICKS.finditer(code):
+        out.spawn(str(match.group(1)), "`command`")
+    for match in _STRING_LITERAL.finditer(code):
+        literal = str(match.group(0))
+        value = _unquote(literal)
+        if literal not in used and value.startswith(("/", "~")) and " " not in value:
+            out.read(value, "a path in code")
+    return out.result()
+
+
+def _unquote(literal: str) -> str:
+    body = literal[1:-1]
+    if "\\" not in body:
+        return body
+    return body.replace('\\"', '"').replace("\\'", "'").replace("\\\\", "\\")
