@@ -79,3 +79,16 @@ def test_a_variable_filled_by_mktemp_is_a_scratch_path() -> None:
     assert ("rm", "-rf", "/tmp/tmp.XXXXXXXXXX") in found
     assert ("rm", "-rf", "/etc/tmp.XXXXXXXXXX") in commands("t=$(mktemp -p /etc); rm -rf $t")
     assert analyse('t=$(mktemp -p "$D"); rm -rf "$t"').commands[-1].args[-1].startswith("$")
+
+
+def test_a_shell_reading_dev_stdin_runs_what_is_piped_in() -> None:
+    assert ("rm", "-rf", "~") in commands("echo 'rm -rf ~' | bash /dev/stdin")
+    assert ("cat", "~/.ssh/id_rsa") in commands("echo 'cat ~/.ssh/id_rsa' | source /dev/stdin")
+
+
+def test_a_redirect_on_a_compound_statement_reads_or_writes_its_file() -> None:
+    analysis = analyse('while read -r l; do echo "$l"; done < ~/.ssh/id_rsa')
+    redirects = [r for c in analysis.commands for r in c.redirects]
+    assert ("<", "~/.ssh/id_rsa") in [(r.operator, r.target) for r in redirects]
+    written = analyse("{ echo a; } > /etc/hosts").commands
+    assert (">", "/etc/hosts") in [(r.operator, r.target) for c in written for r in c.redirects]

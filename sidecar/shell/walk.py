@@ -338,8 +338,10 @@ def _walk_nodes(
             # `cat <<EOF | kubectl apply -f -`: the grammar hangs the rest of the pipeline
             # on the here-document; its first stage reads what the statement's command prints.
             body = node.child_by_field_name("body")
-            if body is None:
-                # `> f`, `>> f`: a redirect alone truncates or creates the file.
+            if body is None or body.type in _COMPOUND_STATEMENTS:
+                # `> f`, `>> f`: a redirect alone truncates or creates the file. On a compound
+                # (`while read l; do ...; done < ~/.ssh/id_rsa`, `{ ...; } > f`) the redirect
+                # is the compound's: its file is read or written all the same.
                 redirects, _ = _redirects(node.children_by_field_name("redirect"), source, walk.env)
                 if redirects:
                     walk.commands.append(
@@ -1083,10 +1085,20 @@ def _follow_nested(
         if heredoc is not None:
             _walk_script(walk, heredoc, depth + 1, "heredoc", None)
             return
-        if not command.positionals or command.positionals[0] == "-":
+        if not command.positionals or command.positionals[0] in _STANDARD_INPUT:
             _follow_stdin(walk, command, depth)
         return
     if program in ("eval", "source", "."):
+        if (
+            program != "eval"
+            and command.positionals[:1]
+            and command.positionals[0] in (_STANDARD_INPUT)
+        ):
+            if heredoc is not None:  # `source /dev/stdin <<EOF`
+                _walk_script(walk, heredoc, depth + 1, "heredoc", None)
+            elif command.input_from is not None:
+                _follow_stdin(walk, command, depth)
+            return
         if program == "eval":
             text = " ".join(rest)
             if any(_dynamic(w) for w in rest):
@@ -1165,6 +1177,10 @@ def _follow_startup_write(walk: _Walk, command: SimpleCommand, depth: int) -> No
             text = printed_text(source.program, source.args)
             _walk_script(walk, text, depth + 1, f"written to {target}", None)
             return
+
+
+# Names of a process's standard input: `bash /dev/stdin` reads its script from the pipe.
+_STANDARD_INPUT = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 
 
 def _follow_stdin(walk: _Walk, shell: SimpleCommand, depth: int) -> None:
@@ -1657,6 +1673,10 @@ def _resolve(node: Node, source: str, env: Mapping[str, str] | None = None) -> s
 
 
 _VARIABLE_NODES = frozenset({"variable_name", "special_variable_name"})
+_COMPOUND_STATEMENTS = frozenset(
+    {"while_statement", "for_statement", "c_style_for_statement", "if_statement",
+     "case_statement", "compound_statement", "subshell"}
+)  # fmt: skip
 
 
 def _printed_by_substitution(node: Node, source: str, env: Mapping[str, str] | None) -> str | None:
