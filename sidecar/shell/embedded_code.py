@@ -126,7 +126,7 @@ _WINDOWS_COMMAND_OPTIONS: Mapping[str, frozenset[str]] = {
 # Every program this module looks inside.
 PROGRAMS = frozenset({
     "git", "ssh", *INLINE_CODE_OPTIONS, *_AWKS, *_VIMS, *COMMAND_OPTIONS, *_SCRIPT_RUNNERS,
-    *_WINDOWS_COMMAND_OPTIONS,
+    *_WINDOWS_COMMAND_OPTIONS, "sed", "gsed",
 })  # fmt: skip
 
 
@@ -152,7 +152,83 @@ def embedded_scripts(
         return _fd(program, args), []
     if program in _WINDOWS_COMMAND_OPTIONS:
         return _windows_command(program, args), []
+    if program in _SEDS:
+        return _sed(program, args)
     return _option_values(program, args), []
+
+
+_SEDS = frozenset({"sed", "gsed"})
+# A sed command after its address: `1e cmd`, `/x/,$ e cmd`, `$!s/a/b/e`.
+_SED_ADDRESS = re2.compile(
+    r"^\s*(?:(?:\d+|\$|/(?:[^/\\]|\\.)*/)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/))?)?\s*!?\s*"
+)
+
+
+def _sed(program: str, args: Sequence[str]) -> tuple[list[Embedded], list[str]]:
+    """GNU sed's `e CMD` runs CMD, and `s/.../REPLACEMENT/e` runs what it substituted."""
+    scripts: list[str] = []
+    rest = list(args)
+    index = 0
+    explicit = False
+    while index < len(rest):
+        word = rest[index]
+        if word in ("-e", "--expression") and index + 1 < len(rest):
+            scripts.append(rest[index + 1])
+            explicit = True
+            index += 2
+            continue
+        if word.startswith("--expression="):
+            scripts.append(word.partition("=")[2])
+            explicit = True
+        elif word.startswith("-e") and len(word) > 2 and not word.startswith("--"):
+            scripts.append(word[2:])
+            explicit = True
+        elif word in ("-f", "--file"):
+            explicit = True  # the script is in a file: not on the line
+            index += 1
+        elif not word.startswith("-") and not explicit:
+            scripts.append(word)
+            break
+        index += 1
+    found: list[Embedded] = []
+    problems: list[str] = []
+    for script in scripts:
+        for line in script.replace(";", "\n").splitlines():
+            command = line[_SED_ADDRESS.match(line).end() :] if _SED_ADDRESS.match(line) else line
+            if command.startswith("e") and (len(command) == 1 or command[1] in " \t"):
+                text = command[1:].strip()
+                if text:
+                    found.append(Embedded(text, f"{program} e"))
+                else:
+                    problems.append(f"{program} runs the text it reads as commands (e)")
+            elif command.startswith("s") and len(command) > 1:
+                parts = _sed_substitution(command)
+                if parts is not None and "e" in parts[1]:
+                    found.append(Embedded(parts[0], f"{program} s///e"))
+    return found, problems
+
+
+def _sed_substitution(command: str) -> tuple[str, str] | None:
+    """`s<d>pattern<d>replacement<d>flags` -> (replacement, flags)."""
+    delimiter = command[1]
+    pieces: list[str] = []
+    current: list[str] = []
+    index = 2
+    while index < len(command) and len(pieces) < 2:
+        char = command[index]
+        if char == "\\" and index + 1 < len(command):
+            current.append(command[index : index + 2])
+            index += 2
+            continue
+        if char == delimiter:
+            pieces.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+        index += 1
+    if len(pieces) < 2:
+        return None
+    return pieces[1], command[index:].strip()
 
 
 def script_in_variable(assignment: str) -> Embedded | None:
