@@ -14,6 +14,7 @@ import shlex
 import re2
 
 from sidecar.shell.embedded_code import git_runs
+from sidecar.shell.manifests import is_workload, manifest_commands
 
 _MAX_LINES = 2000
 _UNIT_EXEC = re2.compile(r"(?m)^\s*Exec[A-Za-z]*\s*=\s*[-@:+!]*(.+)$")
@@ -69,7 +70,7 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
         "workflows/" in path or name in (".gitlab-ci.yml", "config.yml", "azure-pipelines.yml")
     ):
         return workflow_commands(content)
-    if name.endswith((".yml", ".yaml", ".json")) and _KUBERNETES_KIND.search(content):
+    if name.endswith((".yml", ".yaml", ".json")) and is_workload(content):
         return manifest_commands(content)
     if is_ssh_config(path):
         return ssh_config_commands(content)
@@ -256,59 +257,6 @@ def _workflow_runs(content: str) -> list[str]:
         elif value:
             found.append(value.strip("'\""))
     return found
-
-
-_KUBERNETES_KIND = re2.compile(
-    r'(?m)^\s*"?kind"?\s*:\s*"?(Pod|Deployment|DaemonSet|StatefulSet|Job|CronJob|ReplicaSet)\b'
-)
-# `command: ["sh", "-c", "..."]` (flow style) or `- sh` items below `command:`/`args:`.
-_CONTAINER_FLOW = re2.compile(r'(?m)^\s*"?(command|args)"?\s*:\s*\[(.*)\]\s*,?\s*$')
-_CONTAINER_BLOCK = re2.compile(r"(?m)^(\s*)(command|args)\s*:\s*$")
-_BLOCK_ITEM = re2.compile(r"^\s*-\s+(.*)$")
-
-
-def manifest_commands(content: str) -> list[str]:
-    """What a Kubernetes workload's containers run (`command` + `args`), as command lines:
-    a pod that pipes a download into a shell is remote code, wherever it is applied from."""
-    found: list[list[str]] = []
-    lines = content.splitlines()[:_MAX_LINES]
-    for index, line in enumerate(lines):
-        flow = _CONTAINER_FLOW.match(line)
-        words: list[str] = []
-        key = ""
-        if flow is not None:
-            key = flow.group(1)
-            words = _flow_items(flow.group(2))
-        else:
-            block = _CONTAINER_BLOCK.match(line)
-            if block is None:
-                continue
-            key = block.group(2)
-            for following in lines[index + 1 : index + 64]:
-                item = _BLOCK_ITEM.match(following)
-                if item is None:
-                    break
-                words.append(_yaml_scalar(item.group(1)))
-        if key == "args" and found:
-            found[-1].extend(words)  # args follow the command they belong to
-        elif words:
-            found.append(words)
-    return [shlex.join(words) for words in found if words]
-
-
-def _flow_items(text: str) -> list[str]:
-    try:
-        items = json.loads("[" + text + "]")
-    except ValueError:
-        return [_yaml_scalar(part) for part in text.split(",") if part.strip()]
-    return [str(item) for item in items]
-
-
-def _yaml_scalar(text: str) -> str:
-    text = text.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
-        return _json_unescape(text[1:-1]) if text[0] == '"' else text[1:-1]
-    return text
 
 
 def _is_cron_path(path: str) -> bool:

@@ -36,6 +36,7 @@ from sidecar.shell.embedded_code import (
     shell_script_index,
 )
 from sidecar.shell.embedded_code import PROGRAMS as EMBEDDING_PROGRAMS
+from sidecar.shell.manifests import is_workload, manifest_commands
 from sidecar.shell.printing import printed_text, printf
 from sidecar.shell.wrappers import DEFAULT_WRAPPERS, WrapperSpec, unwrap
 from sidecar.text import valid_text
@@ -945,11 +946,44 @@ def _emit(
             alias, equals, value = definition.partition("=")
             if equals and alias and not alias.startswith("-"):
                 walk.aliases[alias] = value
+    elif program in _KUBECTLS and _applies_stdin(rest):
+        _follow_manifest(walk, command, heredoc, depth)
     elif program == "printf" and len(rest) >= 3 and rest[0] == "-v":
         _assign_output(
             walk, rest[1], printf(rest[2], rest[3:]) if not any(map(_dynamic, rest[2:])) else None
         )
     return command
+
+
+_KUBECTLS = frozenset({"kubectl", "oc", "kubecolor"})
+_APPLYING = frozenset({"apply", "create", "replace", "run"})
+
+
+def _applies_stdin(rest: list[str]) -> bool:
+    """`kubectl apply -f -` (or --filename=-): the manifest comes on standard input."""
+    if _APPLYING.isdisjoint(rest):
+        return False
+    # (`-f - <<EOF`: the grammar may drop the lone `-` before a here-document.)
+    return any(
+        (word in ("-f", "--filename") and (index + 1 == len(rest) or rest[index + 1] == "-"))
+        or word in ("-f-", "--filename=-")
+        for index, word in enumerate(rest)
+    )
+
+
+def _follow_manifest(walk: _Walk, command: SimpleCommand, heredoc: str | None, depth: int) -> None:
+    """The containers of a manifest fed to `kubectl apply -f -` run their commands."""
+    text = heredoc
+    source = command.input_from
+    if text is None and source is not None:
+        if source.stdin_text is not None and source.program == "cat" and not source.positionals:
+            text = source.stdin_text
+        elif source.program in ("echo", "printf") and not any(map(_dynamic, source.args)):
+            text = printed_text(source.program, source.args)
+    if text is None or not is_workload(text):
+        return
+    for line in manifest_commands(text)[:16]:
+        _walk_script(walk, line, depth + 1, f"{command.program} manifest", None)
 
 
 def _read_names(rest: list[str]) -> list[str]:
