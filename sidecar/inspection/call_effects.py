@@ -81,19 +81,25 @@ class CallEffects:
         if last is not None and last[0] is call:
             return last[1]
         found = self._work_out(call)
-        cwd = normalise(found.form.cwd) if found.form.cwd else ""
+        given = normalise(found.form.cwd) if found.form.cwd else ""
+        # Two places: the workspace (where the runtime says the agent works; paths below it
+        # are the workspace's) and where the call runs (relative paths are below it): a
+        # persistent shell's `cd ~` moves the second, never the first.
+        workspace = here = given
         resolved: tuple[list[Effect], list[ShellAnalysis]] | None = None
         if self._flow is not None and session_id:
-            cwd = self._flow.working_directory(session_id, cwd)
+            workspace = self._flow.working_directory(session_id, given)
+            here = given or self._flow.shell_directory(session_id) or workspace
             found = self._with_kept_variables(found, session_id)
-            resolved = self._flow.apply(session_id, found.effects, cwd)
-        if resolved is not None or cwd:
-            # Judged again: with the session's facts, and where the call runs (relative
-            # paths are below it; an absolute path below it is the workspace's).
+            resolved = self._flow.apply(session_id, found.effects, here)
+        if resolved is not None or here:
+            # Judged again: with the session's facts, and where the call runs.
             effects = tuple(resolved[0]) if resolved is not None else found.effects
-            if cwd:
-                effects = tuple(rebased(e, cwd) for e in effects)
-            found = found._replace(effects=effects, judged=tuple(self.analyser.judge(effects, cwd)))
+            if here:
+                effects = tuple(rebased(e, here) for e in effects)
+            found = found._replace(
+                effects=effects, judged=tuple(self.analyser.judge(effects, workspace))
+            )
             if resolved is not None and resolved[1]:
                 # Shell code of files written earlier that this call runs: judged by the
                 # named rules too, as code written for later.
@@ -102,7 +108,7 @@ class CallEffects:
             self._flow.record(session_id, found.effects, found.analyses)
             if found.moved_to:
                 # A persistent shell (Claude Code's Bash, OpenHands) stays where `cd` left it.
-                self._flow.working_directory(session_id, found.moved_to)
+                self._flow.moved(session_id, found.moved_to)
         self._last = (call, found)
         return found
 

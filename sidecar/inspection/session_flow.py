@@ -22,6 +22,11 @@ from sidecar.state.session_facts import Fact, FactStore
 
 FILE, TREE, CARRIED, REMOTE, REGISTRY = "file", "tree", "carried", "remote", "registry"
 VARIABLE = "variable"
+LINK = "link"  # a symbolic link a call made: key the link, detail what it points at
+_THROUGH_LINKS = frozenset(
+    {Action.READ, Action.WRITE, Action.DELETE, Action.CHMOD, Action.CHOWN, Action.EXECUTE}
+)
+_THROUGH_LINK = frozenset({"through_link"})
 _MAX_VARIABLE = 1024  # longer values are not kept
 CWD = "cwd"
 _RUNS = frozenset({Action.EXECUTE, Action.INSTALL, Action.PERSIST})
@@ -71,6 +76,17 @@ class SessionFlow:
         last = self._facts.fact(session_id, CWD, "last")
         return last.detail if last is not None else ""
 
+    def shell_directory(self, session_id: str) -> str:
+        """Where a persistent shell was left by a `cd` in an earlier call, or ""."""
+        moved = self._facts.fact(session_id, CWD, "shell")
+        return moved.detail if moved is not None else ""
+
+    def moved(self, session_id: str, directory: str) -> None:
+        """A `cd` left the session's shell in `directory` (not a new workspace: `cd ~` does
+        not make the home directory the agent's to change)."""
+        if self.shell_directory(session_id) != directory:
+            self._facts.record(session_id, [Fact(CWD, "shell", "", directory)])
+
     def apply(
         self, session_id: str, effects: Sequence[Effect], cwd: str = ""
     ) -> tuple[list[Effect], list[ShellAnalysis]] | None:
@@ -78,13 +94,22 @@ class SessionFlow:
         an earlier call wrote that this call runs; None when nothing changed. `cwd`: the
         call's working directory (absolute), or "" when unknown."""
         facts = self._facts
-        if not facts.has_any(session_id):
+        made_here = list(_links_made(effects))
+        if not facts.has_any(session_id) and not made_here:
             return None
+        links = made_here + [
+            (_absolute(f.key, cwd), f.detail) for f in facts.facts(session_id, LINK)
+        ]
         changed = False
         result: list[Effect] = []
         analyses: list[ShellAnalysis] = []
         projects: set[str] = set()
         for effect in effects:
+            if links:
+                through = _through_links(effect, links, cwd)
+                if through:
+                    result.extend(through)
+                    changed = True
             resolved, extra = self._resolve(session_id, effect, cwd, analyses)
             if resolved is not effect or extra:
                 changed = True
@@ -139,7 +164,7 @@ class SessionFlow:
         """Git runs the hooks a session planted (post-checkout, pre-commit, ...)."""
         found: list[Effect] = []
         for fact in self._facts.facts(session_id, FILE):
-            if "/.git/hooks/" in "/" + fact.key and fact.detail:
+            if _is_hook(fact.key) and fact.detail:
                 found.append(Effect(Action.EXECUTE, fact.key, program="git hook"))
                 found.extend(
                     e._replace(flags=e.flags | _FROM_SESSION)
@@ -245,6 +270,11 @@ class SessionFlow:
             if effect.action is not Action.WRITE or "written_code" in effect.flags:
                 continue
             path = effect.target
+            if "link" in effect.flags and "symbolic" in effect.flags and effect.data:
+                pointed = _link_target(path, effect.data[0])
+                if pointed:
+                    yield Fact(LINK, path, "", pointed)
+                continue
             if path in (UNRESOLVED, STDIN, "") or "unresolved" in effect.flags:
                 continue
             if "unpack" in effect.flags:
@@ -275,6 +305,81 @@ class SessionFlow:
             yield Fact(TREE, normalise(base + stem), fact.origin)
             if base:
                 yield Fact(TREE, destination, fact.origin)
+
+
+_GIT_HOOKS = frozenset(
+    {"applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
+     "prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase", "post-checkout",
+     "post-merge", "pre-push", "pre-receive", "update", "proc-receive", "post-receive",
+     "post-update", "reference-transaction", "push-to-checkout", "pre-auto-gc",
+     "post-rewrite", "sendemail-validate", "fsmonitor-watchman", "post-index-change"}
+)  # fmt: skip
+
+
+def _is_hook(path: str) -> bool:
+    """A git hook: in .git/hooks, or a hook-named file in a hooks directory that
+    `core.hooksPath` can point at (.githooks, .husky, tools/hooks)."""
+    if "/.git/hooks/" in "/" + path:
+        return True
+    directory, _, name = path.rpartition("/")
+    return name in _GIT_HOOKS and "hook" in directory.rsplit("/", 1)[-1].lower()
+
+
+def _link_target(link: str, target: str) -> str:
+    """What a symbolic link points at, as a path: relative targets are below the link's
+    directory (`ln -s ../x d/y` points at `x`)."""
+    if target in (UNRESOLVED, STDIN, "") or "$" in target:
+        return ""
+    if _is_absolute(target):
+        return normalise(target)
+    directory = link.rsplit("/", 1)[0] if "/" in link else "."
+    return normalise(f"{directory}/{target}")
+
+
+def _links_made(effects: Sequence[Effect]) -> Iterable[tuple[str, str]]:
+    for effect in effects:
+        if effect.action is Action.WRITE and {"link", "symbolic"} <= effect.flags and effect.data:
+            pointed = _link_target(effect.target, effect.data[0])
+            if pointed:
+                yield effect.target, pointed
+
+
+def _through_links(effect: Effect, links: list[tuple[str, str]], cwd: str) -> list[Effect]:
+    """What an effect reaches through the symbolic links the session made: `cat e/shadow`
+    after `ln -s /etc e` reads /etc/shadow; `rm -rf k/` after `ln -s ~/.ssh k` deletes the
+    keys. Removing or moving the link itself touches only the link (unless recursive)."""
+    found: list[Effect] = []
+    if effect.action is Action.SEND:
+        data = [_via(item, links, cwd) for item in effect.data]
+        extra = tuple(d for d in data if d)
+        if extra:
+            found.append(
+                effect._replace(data=effect.data + extra, flags=effect.flags | _THROUGH_LINK)
+            )
+        return found
+    if effect.action not in _THROUGH_LINKS or "link" in effect.flags:
+        return found
+    path = _absolute(effect.target, cwd)
+    for link, pointed in links:
+        if path == link:
+            if effect.action is Action.DELETE and "recursive" not in effect.flags:
+                continue
+            found.append(effect._replace(target=pointed, flags=effect.flags | _THROUGH_LINK))
+        elif path.startswith(link.rstrip("/") + "/"):
+            rest = path[len(link.rstrip("/")) + 1 :]
+            target = normalise(f"{pointed.rstrip('/')}/{rest}")
+            found.append(effect._replace(target=target, flags=effect.flags | _THROUGH_LINK))
+    return found
+
+
+def _via(item: str, links: list[tuple[str, str]], cwd: str) -> str:
+    path = _absolute(item, cwd)
+    for link, pointed in links:
+        if path == link:
+            return pointed
+        if path.startswith(link.rstrip("/") + "/"):
+            return normalise(f"{pointed.rstrip('/')}/{path[len(link.rstrip('/')) + 1 :]}")
+    return ""
 
 
 def _is_absolute(path: str) -> bool:
