@@ -303,9 +303,10 @@ async def test_secrets_are_masked_in_every_response_field(
     policy_stub: pb_grpc.PolicyServiceStub,
 ) -> None:
     secret = "sk-ant-api03-" + "Q" * 40
-    # A command name computed from a substitution quotes the secret in the finding.
+    # A command name computed at run time quotes the secret in the finding (`$(echo x)` is
+    # resolved statically now, so the substitution reads a file named by the secret).
     response = await policy_stub.Inspect(
-        pb.InspectRequest(session_id="mask", tool_calls=[shell("1", f"$(echo {secret}) --go")])
+        pb.InspectRequest(session_id="mask", tool_calls=[shell("1", f"$(cat {secret}) --go")])
     )
     verdict = response.verdicts[0]
     texts = [verdict.reason, verdict.approval_prompt] + [f.message for f in verdict.findings]
