@@ -14,6 +14,7 @@ import binascii
 from collections.abc import Callable, Sequence
 
 from sidecar.code.values import b64decode
+from sidecar.shell.walk import STANDARD_INPUT
 
 Found = list[tuple[str, str]]
 
@@ -30,11 +31,8 @@ def code_invocations(
     if reader is None:
         return []
     # `python3 /dev/stdin <<EOF`: the program file is standard input, as with `-`.
-    words = ["-" if a in _STDIN_FILES else a for a in args]
+    words = ["-" if a in STANDARD_INPUT else a for a in args]
     return reader(words, stdin_text)
-
-
-_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 
 
 def _reader(name: str) -> Callable[[list[str], str | None], Found] | None:

@@ -348,37 +348,29 @@ def _through_links(effect: Effect, links: list[tuple[str, str]], cwd: str) -> li
     """What an effect reaches through the symbolic links the session made: `cat e/shadow`
     after `ln -s /etc e` reads /etc/shadow; `rm -rf k/` after `ln -s ~/.ssh k` deletes the
     keys. Removing or moving the link itself touches only the link (unless recursive)."""
-    found: list[Effect] = []
     if effect.action is Action.SEND:
-        data = [_via(item, links, cwd) for item in effect.data]
+        data = [_via(item, links, cwd, exact=True) for item in effect.data]
         extra = tuple(d for d in data if d)
-        if extra:
-            found.append(
-                effect._replace(data=effect.data + extra, flags=effect.flags | _THROUGH_LINK)
-            )
-        return found
+        if not extra:
+            return []
+        return [effect._replace(data=effect.data + extra, flags=effect.flags | _THROUGH_LINK)]
     if effect.action not in _THROUGH_LINKS or "link" in effect.flags:
-        return found
-    path = _absolute(effect.target, cwd)
-    for link, pointed in links:
-        if path == link:
-            if effect.action is Action.DELETE and "recursive" not in effect.flags:
-                continue
-            found.append(effect._replace(target=pointed, flags=effect.flags | _THROUGH_LINK))
-        elif path.startswith(link.rstrip("/") + "/"):
-            rest = path[len(link.rstrip("/")) + 1 :]
-            target = normalise(f"{pointed.rstrip('/')}/{rest}")
-            found.append(effect._replace(target=target, flags=effect.flags | _THROUGH_LINK))
-    return found
+        return []
+    exact = effect.action is not Action.DELETE or "recursive" in effect.flags
+    target = _via(effect.target, links, cwd, exact)
+    return [effect._replace(target=target, flags=effect.flags | _THROUGH_LINK)] if target else []
 
 
-def _via(item: str, links: list[tuple[str, str]], cwd: str) -> str:
-    path = _absolute(item, cwd)
+def _via(path: str, links: list[tuple[str, str]], cwd: str, exact: bool) -> str:
+    """`path` spelled through the first link it is, or is below; "" if none. `exact`: the
+    link itself counts too (not for removing it)."""
+    path = _absolute(path, cwd)
     for link, pointed in links:
-        if path == link:
+        prefix = link.rstrip("/") + "/"
+        if path == link and exact:
             return pointed
-        if path.startswith(link.rstrip("/") + "/"):
-            return normalise(f"{pointed.rstrip('/')}/{path[len(link.rstrip('/')) + 1 :]}")
+        if path.startswith(prefix):
+            return normalise(f"{pointed.rstrip('/')}/{path[len(prefix) :]}")
     return ""
 
 

@@ -1119,14 +1119,14 @@ def _follow_nested(
         if heredoc is not None:
             _walk_script(walk, heredoc, depth + 1, "heredoc", None)
             return
-        if not command.positionals or command.positionals[0] in _STANDARD_INPUT:
+        if not command.positionals or command.positionals[0] in STANDARD_INPUT:
             _follow_stdin(walk, command, depth)
         return
     if program in ("eval", "source", "."):
         if (
             program != "eval"
             and command.positionals[:1]
-            and command.positionals[0] in (_STANDARD_INPUT)
+            and command.positionals[0] in STANDARD_INPUT
         ):
             if heredoc is not None:  # `source /dev/stdin <<EOF`
                 _walk_script(walk, heredoc, depth + 1, "heredoc", None)
@@ -1214,7 +1214,7 @@ def _follow_startup_write(walk: _Walk, command: SimpleCommand, depth: int) -> No
 
 
 # Names of a process's standard input: `bash /dev/stdin` reads its script from the pipe.
-_STANDARD_INPUT = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+STANDARD_INPUT = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 
 
 def _follow_stdin(walk: _Walk, shell: SimpleCommand, depth: int) -> None:
