@@ -305,3 +305,25 @@ async def test_a_hook_written_for_core_hooks_path_runs_when_git_does(
         ("Bash", {"command": "git commit -am wip"}),
     ]
     assert await _last_verdict(engine, f"hooks-path-{hook}", steps) is expected
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        # A script knows its own path as $0: `cd "$(dirname "$0")/.."` is the project.
+        ('#!/usr/bin/env bash\ncd "$(dirname "$0")/.."\nrm -rf dist build .pytest_cache\n', Verdict.ALLOW),
+        ('#!/usr/bin/env bash\ncd "$(dirname "${BASH_SOURCE[0]}")"\nrm -rf out\n', Verdict.ALLOW),
+        # ...and climbing from it out of the project is still outside it.
+        ('#!/usr/bin/env bash\ncd "$(dirname "$0")/../../.."\nrm -rf .ssh\n', Verdict.DENY),
+        ('#!/usr/bin/env bash\nrm -rf "$(dirname "$0")/../../../.aws"\n', Verdict.DENY),
+    ],
+)  # fmt: skip
+async def test_a_script_run_later_knows_its_own_path(
+    engine: PolicyEngine, script: str, expected: Verdict
+) -> None:
+    steps = [
+        _write("scripts/clean.sh", script),
+        _bash("chmod +x scripts/clean.sh"),
+        _bash("./scripts/clean.sh"),
+    ]
+    assert await _last_verdict(engine, f"dollar0-{script}", steps) is expected

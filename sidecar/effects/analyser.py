@@ -21,6 +21,7 @@ from sidecar.effects.paths import ClassSpec, PathClasses, class_specs
 from sidecar.effects.rules import EffectJudge, compile_rules
 from sidecar.effects.secret_output import secret_data
 from sidecar.effects.shell_effects import LineEffects, line_effects
+from sidecar.effects.startup_settings import only_settings
 from sidecar.effects.url_secrets import secrets_in_urls
 from sidecar.matching.globs import GlobSet
 from sidecar.policy.loader import bundled_policy_dir
@@ -35,6 +36,8 @@ _MAX_SHOWN = 120
 
 _URL_ACTIONS = frozenset({Action.FETCH, Action.SEND})
 _SECRET_IN_URL = frozenset({"secret_in_url"})
+_STARTUP = "startup"
+_SETTINGS_ONLY = frozenset({"settings_only"})
 
 
 class Judged(NamedTuple):
@@ -130,9 +133,16 @@ class EffectAnalyser:
 
     def _with_sources(self, effect: Effect) -> Effect:
         """A write to a package configuration, lockfile or manifest, with the flags of what
-        it says about package sources (`untrusted_source`, `benign_config`, ...)."""
+        it says about package sources (`untrusted_source`, `benign_config`, ...); a write
+        to a startup file of shell settings only (an alias, a PATH entry), `settings_only`."""
         if effect.action is not Action.WRITE or not effect.content:
             return effect
+        if (
+            "truncate" not in effect.flags  # replacing a startup file loses what it held
+            and _STARTUP in self.classes.classify(effect.target)
+            and only_settings(effect.content)
+        ):
+            effect = effect._replace(flags=effect.flags | _SETTINGS_ONLY)
         judged = judged_write(
             effect.target, effect.content, effect.flags, self.catalogue.trusted_index
         )

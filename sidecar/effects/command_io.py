@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
+import re2
+
 from sidecar.effects.paths import normalise
 from sidecar.matching.pattern_filter import PatternFilter
 from sidecar.shell.embedded_code import (
@@ -64,6 +66,8 @@ def read_targets(command: SimpleCommand) -> list[str]:
     ):
         return []  # most commands: answered without building anything
     found = [r.target for r in command.redirects if r.operator in ("<", "<<<")]
+    if _edits_in_place(command):
+        return found  # the file's contents go back into the file, nowhere else
     if command.program in INLINE_CODE_OPTIONS:
         found += paths_in_code(command.program, command.args)
     if command.program in READERS:
@@ -75,6 +79,29 @@ def read_targets(command: SimpleCommand) -> list[str]:
         if command.program == "dd":
             found += [a[3:] for a in command.args if a.startswith("if=")]
     return found
+
+
+# A sed script of substitutions and deletions only: nothing printed, written elsewhere,
+# read in or run (no p, w, r, e commands or flags).
+_PLAIN_SED_SCRIPT = re2.compile(
+    r"^(\s*([0-9]+|\$)?\s*(s/([^/\\\n]|\\.)*/([^/\\\n]|\\.)*/[gI0-9]*|/([^/\\\n]|\\.)*/d|([0-9]+|\$)d)\s*;?)+$"
+)
+
+
+def _edits_in_place(command: SimpleCommand) -> bool:
+    """`sed -i 's/^DEBUG=.*/DEBUG=true/' .env`: edits the file without showing it."""
+    if command.program != "sed" or not command.has_flag("i", "in-place") or command.input_from:
+        return False
+    if any(r.operator in (">", ">>", "&>", "|") for r in command.redirects):
+        return False
+    scripts = [
+        a for i, a in enumerate(command.args) if i and command.args[i - 1] in ("-e", "--expression")
+    ]
+    if not scripts and command.positionals:
+        scripts = [command.positionals[0]]
+    if "-f" in command.args or "--file" in command.args or not scripts:
+        return False
+    return all(_PLAIN_SED_SCRIPT.match(s) is not None for s in scripts)
 
 
 # Options naming a key or certificate a program logs in with: read, but never sent.

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import re2
+
 from sidecar.code import analyse_code
 from sidecar.code.powershell import is_powershell_program, names_windows_path
 from sidecar.effects.adapters import CallForm, FileChange
@@ -140,7 +142,7 @@ class CallEffects:
         # A Makefile or a package.json holds command lines; a script is one.
         commands = commands_in(path, content)
         if not commands and _is_shell_text(path, content):
-            commands = [content]
+            commands = [with_script_path(content, path)]
         return self._commands(commands, analyses)
 
     def _work_out(self, call: ToolCall) -> CallReport:
@@ -275,7 +277,7 @@ class CallEffects:
         # tasks, Makefiles and ssh configs hold command lines; a script is one.
         commands = commands_in(path, content)
         if not commands and _is_shell_text(path, content):
-            commands = [content]
+            commands = [with_script_path(content, path)]
         return self._commands(commands, analyses)
 
     def _commands(self, lines: list[str], analyses: list[ShellAnalysis]) -> list[Effect]:
@@ -297,6 +299,18 @@ class CallEffects:
                     # A script that writes a hook or a unit: that file is code for later too.
                     found.extend(self._written_code(effect.target, effect.content, analyses))
         return found
+
+
+_SCRIPT_PATH_WORD = re2.compile(r"\$\{?(0|BASH_SOURCE(\[0\])?)\}?")
+_PLAIN_PATH = re2.compile(r"^[A-Za-z0-9_./~+-]+$")
+
+
+def with_script_path(content: str, path: str) -> str:
+    """A shell script knows its own path as `$0` (and `${BASH_SOURCE[0]}`): where it is
+    going to live is known here, so `cd "$(dirname "$0")/.."` resolves."""
+    if _PLAIN_PATH.match(path) is None:
+        return content
+    return _SCRIPT_PATH_WORD.sub(lambda _: path, content) if "$" in content else content
 
 
 def _is_shell_text(path: str, content: str) -> bool:
