@@ -137,6 +137,8 @@ def line_effects(
             read_only = False
         effects.extend(found)
     read_only = read_only and bool(effects or analysis.commands)
+    if flow.secrets:  # some command printed a credential
+        effects.extend(_shown_secrets(analysis.commands, flow))
     return LineEffects(
         tuple(_filled_later(effects, flow)),
         tuple(dict.fromkeys(unknown)),
@@ -145,6 +147,45 @@ def line_effects(
         flow.cwd,
         tuple(spawned),
     )
+
+
+SHOWN = "(the agent's terminal)"
+_SHOWN = frozenset({"shown"})
+_TO_FILE = frozenset({">", ">>", "&>", ">|", "&>>"})
+_PRINTERS = frozenset({"echo", "printf", "cat", "tee"})
+_CONSOLES = frozenset({"/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/1", "/dev/fd/2"})
+
+
+def _shown_secrets(commands: Sequence[SimpleCommand], flow: _Flow) -> list[Effect]:
+    """A credential a command prints where nothing takes it (no pipe, no file, no `$(...)`)
+    ends up in the agent's context: `gh auth token`, `echo $(vault kv get ...)`. Presented
+    to a login (`| docker login --password-stdin`) or kept in a variable, it is not."""
+    consumed = {id(c.input_from) for c in commands if c.input_from is not None}
+    substituted = "\n".join(
+        w for c in commands for w in (*c.args, *c.environment) if "$(" in w or "`" in w
+    )
+    found: list[Effect] = []
+    for command in commands:
+        output = flow.outputs.get(id(command))
+        markers = tuple(m for m in output[1] if is_secret_data(m)) if output else ()
+        if not markers or id(command) in consumed:
+            continue
+        if any(r.operator in _TO_FILE and r.target not in _CONSOLES for r in command.redirects):
+            continue
+        if command.program and command.program in substituted:
+            continue  # the output of `$(...)`: into a word, a variable, an argument
+        if not _STDIN_PRESENTS.isdisjoint(command.args):
+            continue  # `| docker login --password-stdin`: used as a credential, not printed
+        source = command.input_from
+        fed_by_word = source is not None and any(
+            "$(" in w and source.program in w for w in command.args
+        )
+        if fed_by_word and command.program not in _PRINTERS:
+            continue  # `curl -H "Authorization: $(gh auth token)"`: presented, not printed
+        found.append(
+            Effect(Action.READ, SHOWN, data=markers, flags=_SHOWN, program=command.program)
+        )
+    return found
 
 
 def _fed_secrets_sent(

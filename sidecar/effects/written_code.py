@@ -72,6 +72,8 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
         return workflow_commands(content)
     if name.endswith((".yml", ".yaml", ".json")) and is_workload(content):
         return manifest_commands(content)
+    if is_agent_config(path):
+        return agent_config_commands(content)
     if is_ssh_config(path):
         return ssh_config_commands(content)
     if is_git_config(path):
@@ -87,6 +89,45 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
             if line.startswith("\t") and line.strip()
         ]
     return []
+
+
+# Agent runtimes' own settings: hooks they run around tool calls (Claude Code) and the MCP
+# servers they start (Cursor, VS Code, Claude Desktop, Gemini CLI, Windsurf, Cline, Roo).
+_AGENT_CONFIG = re2.compile(
+    r"(^|/)(\.claude/settings(\.local)?\.json|\.mcp\.json|\.(cursor|vscode|roo|kiro)/mcp\.json|"
+    r"claude_desktop_config\.json|\.gemini/settings\.json|\.codeium/windsurf/mcp_config\.json|"
+    r"cline_mcp_settings\.json|mcp_settings\.json)$"
+)
+_MAX_AGENT_CONFIG = 256 * 1024
+
+
+def is_agent_config(path: str) -> bool:
+    return _AGENT_CONFIG.search(path) is not None
+
+
+def agent_config_commands(content: str) -> list[str]:
+    """Command lines an agent runtime's settings make it run: hooks' `command` values, and
+    each MCP server's `command` with its `args` (started with the editor or the agent)."""
+    found = [_json_unescape(m) for m in _TASK_COMMAND.findall(content[:_MAX_AGENT_CONFIG])]
+    try:
+        settings = json.loads(content[:_MAX_AGENT_CONFIG])
+    except ValueError:
+        return found  # a fragment (an edit): its `command` values are what can be read
+    servers = settings.get("mcpServers") if isinstance(settings, dict) else None
+    if not isinstance(servers, dict):
+        return found
+    for server in list(servers.values())[:64]:
+        if not isinstance(server, dict) or not isinstance(server.get("command"), str):
+            continue
+        args = server.get("args")
+        words = (
+            [server["command"]] + [a for a in args if isinstance(a, str)]
+            if isinstance(args, list)
+            else [server["command"]]
+        )
+        found = [f for f in found if f != server["command"]]
+        found.append(shlex.join(words))
+    return found
 
 
 def is_ssh_config(path: str) -> bool:
@@ -138,7 +179,7 @@ def git_config_commands(content: str) -> list[str]:
             command = text.removeprefix("!")
             if key.startswith("credential") and key.endswith(".helper"):
                 # git hands the helper the credentials on its standard input.
-                command = "git credential fill | { " + command + "\n}"
+                command = "git credential fill | { " + command + "\n} >/dev/null"
             found.append(command)
     return found
 

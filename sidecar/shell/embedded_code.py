@@ -343,7 +343,12 @@ def _git(args: Sequence[str]) -> tuple[list[Embedded], list[str]]:
                 problems.append(f"git runs hooks from {value[:80] or 'another directory'}")
             continue
         if git_runs(key, value) and value.strip("!"):
-            found.append(Embedded(value.removeprefix("!"), f"git {key}"))
+            command = value.removeprefix("!")
+            if key.startswith("credential") and key.endswith(".helper") and value[:1] == "!":
+                # git hands a helper the credentials on its standard input and reads its
+                # answer back: what it does with them besides is what matters.
+                command = "git credential fill | { " + command + "\n} >/dev/null"
+            found.append(Embedded(command, f"git {key}"))
     return found, problems
 
 
