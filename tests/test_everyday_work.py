@@ -350,3 +350,22 @@ async def test_agent_runtime_settings_are_the_agents_own_guard_rails(
 )  # fmt: skip
 async def test_effects_that_hide_behind_ordinary_commands(line: str, expected: Verdict) -> None:
     assert await verdict_of("shell", {"command": line}) is expected
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("cargo fmt --all -- --check", Verdict.ALLOW),
+        ("cargo fmt --all", Verdict.REQUIRE_APPROVAL),
+        ("mix format --check-formatted", Verdict.ALLOW),
+        ("mix format", Verdict.REQUIRE_APPROVAL),
+        ("openssl x509 -in certs/dev.crt -noout -subject -dates", Verdict.ALLOW),
+        ("openssl req -x509 -newkey rsa:2048 -nodes -keyout k.pem -out c.pem -subj /CN=x", Verdict.REQUIRE_APPROVAL),
+    ],
+)  # fmt: skip
+async def test_checks_that_only_read_do_not_ask_in_smart_approve(
+    line: str, expected: Verdict
+) -> None:
+    engine = engine_for_mode(Mode.SMART_APPROVE)
+    result = await engine.inspect("s", [ToolCall("1", "shell", {"command": line})])
+    assert result.verdicts[0].verdict is expected
