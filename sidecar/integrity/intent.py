@@ -32,6 +32,7 @@ from sidecar.effects.catalogue import Catalogue
 from sidecar.effects.model import ENVIRONMENT, Action, Effect, Origin
 from sidecar.effects.paths import PathClasses, class_specs
 from sidecar.effects.shell_effects import line_effects
+from sidecar.integrity.layout import inside, quotations
 from sidecar.matching.pattern_filter import PatternFilter
 from sidecar.policy.schema import Policy
 from sidecar.shell.walk import analyse
@@ -78,7 +79,11 @@ _ROLE = (
     r"chatgpt|gpt(?:-?\d[\w.]*)?|gemini|codex|cursor|devin|aider|windsurf|"
     r"(?:automated|autonomous)\s+(?:agents?|assistants?|systems?|tools?|readers?|crawlers?)|"
     r"ki|ia|ии|ассистент[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|агент[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|нейросеть[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|модель[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|助手|人工智能|智能体|模型|"
-    r"アシスタント|エージェント|asistente|assistente|assistent|agente|modèle|modell|"
+    r"(?:ai|llm|a\.i\.)[- ](?:reviewers?|readers?|crawlers?|scrapers?|tools?|tooling|helpers?|"
+    r"coders?|copilots?|workers?|services?|pipelines?|summari[sz]ers?)|ai代理|智能代理|"
+    r"アシスタント|エージェント|asistentes?|assistentes?|assistenti|assistent(?:en)?|agentes?|agenti|"
+    r"modèles?|modell(?:e|en)?|(?:ki|ia|ии)-?(?:assistent|asistente|assistente|assistant|agent|"
+    r"ассистент|агент|модел)[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
     r"asystent[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|yapay\s+zeka|asistan)"
 )
 _GREETING = (
@@ -97,16 +102,45 @@ _ADDRESS = [
     r"note|notice|instructions?|message|task|reminder|request|mode))?\s*[:,])",
     # ## For AI coding agents / To the AI assistant editing this file:
     rf"(?i)((?:^|\n)\s*#+\s*(?:[\w-]+\s+){{0,3}}?(?:for|to)\s+(?:the\s+|all\s+|any\s+)?"
-    rf"(?:[\w-]+\s+)?{_ROLE}\b|(?:^|[\n.!?*/#>]\s*)(?:to|for)\s+(?:the|all|any|every|each)\s+"
+    rf"(?:[\w-]+\s+)?{_ROLE}\b|(?:^|[\n.!?*/#>:]\s*)(?:to|for)\s+(?:the|all|any|every|each|"
+    rf"whichever|whatever|whoever|you|our|my)\s+"
     rf"(?:[\w-]+\s+)?{_ROLE}\b[^.!?\n,]{{0,40}}:)",
     # @codex, <@agent>, @some-agent
-    r"(?i)(?:^|[\s(<\[])(@(?:codex|copilot|claude|chatgpt|gemini|cursor|devin|"
+    r"(?i)(?:^|[\s(<>\[])(@(?:codex|copilot|claude|chatgpt|gemini|cursor|devin|"
     r"[\w-]*(?:agent|assistant|gpt|[-_]ai)))(?:$|[^\w-])",
     # if an AI is reading this / models summarising this / if you are an assistant
     rf"(?i)\b(if\s+(?:an?\s+|the\s+|any\s+)?{_ROLE}\s+(?:is|are)\s+(?:reading|processing|"
     rf"parsing|summari[sz]ing|seeing)|{_ROLE}\s+(?:reading|processing|parsing|summari[sz]ing|"
     rf"triaging|handling)\s+(?:this|these|the\s+following)|if\s+you(?:'re|\s+are)\s+(?:an?\s+)?"
     rf"{_ROLE}|(?:any|every|each|whichever|all)\s+{_ROLE}\s+(?:that|who|which|reading|with))\b",
+    # "the user's ..." in data: the text speaks to whoever acts for that person
+    r"(?i)\b((?:the|your)\s+(?:user|human|principal)'?s\b)",
+    # The maintainers ask automated assistants to / we want the AI agent to (a role as the
+    # one asked to act)
+    rf"(?i)\b((?:ask|asks|asked|want|wants|need|needs|require|requires|expect|expects|instruct|"
+    rf"instructs|tell|tells|remind|reminds|invite|invites|encourage|encourages|request|requests|"
+    rf"would\s+like|appreciate\s+it\s+if)\s+(?:the\s+|all\s+|any\s+|our\s+|your\s+|every\s+)?"
+    rf"(?:[\w-]+\s+)?{_ROLE}\s+(?:to|could|would|will)\b)",
+    # The release process requires that the AI assistant ... (a role in a that-clause)
+    rf"(?i)\b((?:require|requires|required|ask|asks|expect|expects|request|requests|insist|insists|"
+    rf"mandate|mandates|demand|demands)\s+that\s+(?:the\s+|any\s+|all\s+|every\s+|your\s+)?"
+    rf"(?:[\w-]+\s+)?{_ROLE})\b",
+    # KI-Agenten sollen / los asistentes deben / l'assistente deve (modals in other languages)
+    rf"(?i)((?:^|[\s(\x22])(?:(?:der|die|das|el|la|los|las|le|les|o|os|il|lo|gli|de|het|l')\s*)?"
+    rf"{_ROLE}\s+(?:\S+\s+){{0,3}}?(?:sollen|soll|sollten|müssen|muss|deben|debe|devem|deve|devono|"
+    rf"doivent|doit|должны|должен|обязан\S*|moeten|moet|powinien|powinni|powinna|musi|muszą|"
+    rf"dürfen|darf|pueden|possono|peuvent|podem)(?:$|[\s,.]))",
+    # If an LLM is triaging this / AI agents working on this repository: / Bots handling this
+    rf"(?i)\b(if\s+(?:an?\s+|the\s+|any\s+)?(?:[\w-]+\s+)?{_ROLE}\s+(?:is|are)\s+[a-z]+ing\b|"
+    rf"{_ROLE}\s+[a-z]+ing\s+(?:on\s+|with\s+|over\s+)?(?:this|these|the|that)\s+[^.:!?\n]{{0,40}}?(?::|"
+    rf"\s(?:must|should|shall|need\s+to|have\s+to|are\s+(?:required|expected|asked)\s+to)\b))",
+    # Hinweis für KI-Assistenten: / Nota para asistentes de IA: / 给AI助手的说明 / AIアシスタントへ:
+    rf"(?i)((?:hinweis|notiz|nachricht|anweisung|nota|note|mensaje|aviso|messaggio|avviso|"
+    rf"примечание|сообщение|указание|uwaga|wiadomość|opmerking|bericht|mesaj)\s+(?:für|fur|para|"
+    rf"pour|per|для|dla|voor|aux?|al|ai|agli|alla|için)\s+(?:(?:el|la|los|las|die|den|der|les|le|"
+    rf"o|os|as|il|lo|gli|de|het|l')\s*)?(?:[\w-]+\s+)?{_ROLE}|(?:给|致|对)\s*{_ROLE}|"
+    rf"{_ROLE}\s*(?:へ|に|への)\s*(?:の)?[:\x{{FF1A}}、]|(?:^|[\n.!?>]\s*)(?:para|pour|für|per|для|dla|voor|"
+    rf"an|à)\s+(?:\S+\s+){{0,2}}?{_ROLE}[^.!?\n,]{{0,40}}[:\x{{FF1A}}])",
     # The assistant is now authorised to / automated assistants with mailbox access must /
     # the AI agent agrees to (a role as the subject of an obligation)
     rf"(?i)\b((?:the\s+|this\s+|any\s+|all\s+|every\s+|each\s+|an?\s+)?{_ROLE}\s+"
@@ -213,7 +247,7 @@ _SEND_VERB = (
 )
 _RECIPIENT = (
     r"(?:[a-z][a-z0-9+.-]*://[^\s'\x22<>)]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|git@[\w.-]+:[^\s]+|"
-    r"(?:^|\s)#[a-z][\w-]+|public\s+(?:gist|paste|repo|repository|bucket|channel|link|url|issue)|"
+    r"public\s+(?:gist|paste|repo|repository|bucket|channel|link|url|issue)|"
     r"pastebin|webhook|gist\b|account\s+(?:number\s+|no\.?\s*)?[a-z0-9]{6,}|iban\b)"
 )
 _CONFIDENTIAL = (  # words that name secrets
@@ -236,6 +270,13 @@ _RISK: list[tuple[str, str]] = [
     (
         "sending data out",
         rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_SEND_VERB}[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-][^\n]{{0,100}}?{_RECIPIENT})",
+    ),
+    (
+        # A chat channel is a recipient when what goes there is data, not a summary.
+        "sending data out",
+        rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_SEND_VERB}\s[^\n]{{0,60}}?"
+        rf"(?:{_CONFIDENTIAL}|files?|data|exports?|dumps?|logs|history|conversation|contents|"
+        rf"customers?|database)\b[^\n]{{0,40}}?(?:^|\s)#[a-z][\w-]+)",
     ),
     (
         "secrets",
@@ -361,10 +402,20 @@ _PATH_VERB = re2.compile(
     r"share|forward|leak|list|zip|tar|exfiltrate|from|of)\b"
 )
 _SECRET_CLASSES = frozenset({"credentials", "key_stores"})
+_CRON_LINE = re2.compile(
+    r"^\s*(?:@(?:reboot|hourly|daily|weekly|monthly|yearly)|(?:[\d*/,-]+\s+){5})"
+)
+# A variable named for a secret, handed to a program that installs, runs or sends.
+_SECRET_VARIABLE = re2.compile(
+    r"\$\{?[A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|"
+    r"CREDENTIALS?)\b"
+)
+_HANDS_OVER = frozenset({Action.INSTALL, Action.EXECUTE, Action.SEND, Action.FETCH})
 _CONTROL_CLASSES = frozenset(
     {"sidecar", "sidecar_code", "security_controls", "startup", "persistence", "access_control",
      "git_hooks", "runs_later"}
 )  # fmt: skip
+_FORBIDS = re2.compile(r"(?i)\s*(?:never|not\b|n't\b|no\s+longer)")
 _NEGATION = re2.compile(r"(?i)\b(never|not|don'?t|do\s+not|no|avoid|without|nor)\b")
 _TRIM = ".,:;!?)]}'\x22"
 
@@ -414,9 +465,18 @@ class IntentAnalyser:
                 if feature is Feature.RISK and _negated(text, start, end):
                     continue
                 found.append(Hit(feature, start, end, what))
+        if scope == "content":
+            # "Agents must not push" forbids; it asks for nothing.
+            found = [h for h in found if h.feature is not Feature.ADDRESS
+                     or not _FORBIDS.match(text, h.end, h.end + 24)]  # fmt: skip
+            # A sentence quoted inside prose is talked about, not said (layout.py).
+            quoted = quotations(text)
+            found = [h for h in found if not inside(quoted, h.start, h.end)]
         if scope == "tools" or any(h.feature in _PARTNERS for h in found):
             found += self._command_hits(text)
         found += self._path_hits(text, scope)
+        if scope == "content" and quoted:
+            found = [h for h in found if not inside(quoted, h.start, h.end)]
         return found
 
     def findings(self, text: str, scope: str) -> list[Finding]:
@@ -440,11 +500,21 @@ class IntentAnalyser:
                     yield Hit(Feature.RISK, match.start(1), match.end(1), "; ".join(kinds))
 
     def _command_risks(self, command: str) -> list[str]:
+        kinds: set[str] = set()
+        schedule = _CRON_LINE.match(command)
+        if schedule:  # a crontab line: its command runs later, again and again
+            command = command[schedule.end() :]
+            kinds.add("persistence")
         try:
             effects = line_effects(analyse(command, budget_seconds=_SHELL_BUDGET), self._catalogue)
         except Exception:  # prose is not shell; what cannot be parsed says nothing
             return []
-        return sorted({kind for e in effects.effects for kind in self._effect_risks(e)})
+        found = {kind for e in effects.effects for kind in self._effect_risks(e)}
+        if _SECRET_VARIABLE.search(command) and any(
+            e.action in _HANDS_OVER for e in effects.effects
+        ):
+            found.add("passing secrets to a program")
+        return sorted(found | kinds)
 
     def _effect_risks(self, effect: Effect) -> Iterable[str]:
         action = effect.action
@@ -462,6 +532,10 @@ class IntentAnalyser:
                 yield f"{action.value} of {effect.target}"
             elif action is Action.DELETE and classes & {"home", "home_root"}:
                 yield f"deleting {effect.target}"
+            elif action is Action.WRITE and effect.has("package_source"):
+                yield "changing package sources"
+        elif action is Action.INSTALL and effect.has("custom_index"):
+            yield "installing from another package source"
         elif action in (Action.PERSIST, Action.PRIVILEGE, Action.DISABLE, Action.CONNECT,
                         Action.LISTEN, Action.DESTROY):  # fmt: skip
             yield action.value
