@@ -113,8 +113,11 @@ _ADDRESS = [
     rf"parsing|summari[sz]ing|seeing)|{_ROLE}\s+(?:reading|processing|parsing|summari[sz]ing|"
     rf"triaging|handling)\s+(?:this|these|the\s+following)|if\s+you(?:'re|\s+are)\s+(?:an?\s+)?"
     rf"{_ROLE}|(?:any|every|each|whichever|all)\s+{_ROLE}\s+(?:that|who|which|reading|with))\b",
-    # "the user's ..." in data: the text speaks to whoever acts for that person
-    r"(?i)\b((?:the|your)\s+(?:user|human|principal)'?s\b)",
+    # "the user's keys / home directory / inbox" in data: the text speaks to whoever acts
+    # for that person, about what is theirs
+    r"(?i)\b((?:the|your)\s+(?:user|human|principal|owner)'?s\s+(?:[\w-]+\s+){0,2}?(?:~/|\$HOME|"
+    r"/home/|/Users/|home\s+(?:directory|folder)|ssh\s+keys?|private\s+keys?|credentials|"
+    r"keychain|wallet))",
     # The maintainers ask automated assistants to / we want the AI agent to (a role as the
     # one asked to act)
     rf"(?i)\b((?:ask|asks|asked|want|wants|need|needs|require|requires|expect|expects|instruct|"
@@ -262,7 +265,7 @@ _CONFIDENTIAL = (  # words that name secrets
 _TAKE_VERB = (
     r"(?:read|print|show|display|output|dump|list|cat|reveal|give|share|send|post|paste|include|"
     r"attach|append|add|copy|collect|gather|harvest|extract|grab|steal|use|using|pass|put|fill|"
-    r"reply|respond|forward|upload|export|leak|write|echo|log|save|type|enter|provide|"
+    r"reply|respond|forward|upload|export|leak|write|echo|save|type|enter|provide|"
     r"drucke|zeige|sende|affiche|envoie|muestra|envía|mostra|invia|покажи|отправь|выведи|"
     r"显示|发送|读取|表示)"
 )
@@ -415,7 +418,8 @@ _CONTROL_CLASSES = frozenset(
     {"sidecar", "sidecar_code", "security_controls", "startup", "persistence", "access_control",
      "git_hooks", "runs_later"}
 )  # fmt: skip
-_FORBIDS = re2.compile(r"(?i)\s*(?:never|not\b|n't\b|no\s+longer)")
+# "Agents must not push" forbids; "the agent must be installed" speaks of software.
+_FORBIDS = re2.compile(r"(?i)\s*(?:never|not\b|n't\b|no\s+longer|be\s+[a-z]+(?:ed|en|wn)\b)")
 _NEGATION = re2.compile(r"(?i)\b(never|not|don'?t|do\s+not|no|avoid|without|nor)\b")
 _TRIM = ".,:;!?)]}'\x22"
 
@@ -466,9 +470,9 @@ class IntentAnalyser:
                     continue
                 found.append(Hit(feature, start, end, what))
         if scope == "content":
-            # "Agents must not push" forbids; it asks for nothing.
-            found = [h for h in found if h.feature is not Feature.ADDRESS
-                     or not _FORBIDS.match(text, h.end, h.end + 24)]  # fmt: skip
+            # Forbidding or passive: it asks nothing of the reader.
+            found = [h for h in found
+                     if h.feature is not Feature.ADDRESS or not forbids(text, h.end)]  # fmt: skip
             # A sentence quoted inside prose is talked about, not said (layout.py).
             quoted = quotations(text)
             found = [h for h in found if not inside(quoted, h.start, h.end)]
@@ -495,6 +499,8 @@ class IntentAnalyser:
                 if not command or command in seen:
                     continue
                 seen.add(command)
+                if _described(text, match.start(1)):
+                    continue
                 kinds = self._command_risks(command)
                 if kinds:
                     yield Hit(Feature.RISK, match.start(1), match.end(1), "; ".join(kinds))
@@ -562,6 +568,23 @@ class IntentAnalyser:
             elif scope == "tools" and path.startswith(("~", "$HOME", "${HOME}", "/etc/", "/proc/")):
                 # A tool that needs the person's files names no path; data often does.
                 yield Hit(Feature.RISK, match.start(1), match.end(1), f"home files ({path})")
+
+
+# "Releases are published by the maintainers with `npm publish`": the passive describes.
+_PASSIVE = re2.compile(
+    r"(?i)\b(?:is|are|was|were|been|gets?|got)\s+(?:[a-z]+ly\s+)?[a-z]+(?:ed|en|wn)\s+(?:by|with|"
+    r"via|using|through)\b[^.!?\n]*$"
+)
+
+
+def _described(text: str, start: int) -> bool:
+    """Whether the sentence a quoted command sits in describes it rather than asks for it."""
+    return _PASSIVE.search(text[max(0, start - 100) : start]) is not None
+
+
+def forbids(text: str, end: int) -> bool:
+    """Whether an address ending at `end` forbids or speaks in the passive."""
+    return _FORBIDS.match(text, end, end + 24) is not None
 
 
 def _negated(text: str, start: int, end: int) -> bool:

@@ -18,7 +18,7 @@ import re2
 
 from sidecar.inspection.verdict import Risk
 from sidecar.integrity.definitions import ToolDefinition, texts_of
-from sidecar.integrity.intent import Finding, IntentAnalyser
+from sidecar.integrity.intent import Finding, IntentAnalyser, forbids
 from sidecar.integrity.layout import inside, plain, quotations
 from sidecar.integrity.unicode import UnicodeSign, escaped, reveal
 from sidecar.matching.pattern_filter import PatternFilter
@@ -44,6 +44,7 @@ _UNICODE_MESSAGES = {
     "variation_selectors": "Variation selectors that can carry hidden data: {detail}",
     "confusables": "Words mixing Latin with Cyrillic or Greek look-alike letters: {detail}",
 }
+ADDRESSED = "addressed"
 ENCODED = "encoded"
 HIDDEN = "hidden_text"
 INTENT = "intent"
@@ -133,6 +134,8 @@ class Scanner:
                     break
                 start, end = match.span()
                 if end > start and not inside(quoted, start, end):
+                    if rule.category == ADDRESSED and forbids(text, end):
+                        continue  # "the assistant should never ...": asks nothing
                     spans.append((start, end))
             if spans:
                 first = spans[0]
