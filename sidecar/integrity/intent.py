@@ -34,7 +34,7 @@ from sidecar.effects.paths import PathClasses, class_specs
 from sidecar.effects.shell_effects import line_effects
 from sidecar.integrity.layout import inside, quotations
 from sidecar.matching.pattern_filter import PatternFilter
-from sidecar.policy.schema import Policy
+from sidecar.policy.schema import InjectionLexicon, Policy, lexicon_fragment
 from sidecar.shell.walk import analyse
 
 MAX_TEXT = 64 * 1024  # characters judged per text (the rule pack still sees all of it)
@@ -71,25 +71,29 @@ class Finding(NamedTuple):
     end: int
 
 
-# --- Lexicons. Roles an agent answers to, in the languages we know.
-_ROLE = (
-    r"(?:a\.i\.|ai|artificial\s+intelligence|llms?|(?:large\s+)?language\s+models?|"
-    r"ai\s+(?:models?|assistants?|agents?|systems?|tools?|bots?)|models?|assistants?|agents?|"
-    r"coding\s+(?:agents?|assistants?)|bots?|chat\s?bots?|(?:github\s+)?copilot|claude|"
-    r"chatgpt|gpt(?:-?\d[\w.]*)?|gemini|codex|cursor|devin|aider|windsurf|"
-    r"(?:automated|autonomous)\s+(?:agents?|assistants?|systems?|tools?|readers?|crawlers?)|"
-    r"ki|ia|ии|ассистент[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|агент[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|нейросеть[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|модель[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|助手|人工智能|智能体|模型|"
-    r"(?:ai|llm|a\.i\.)[- ](?:reviewers?|readers?|crawlers?|scrapers?|tools?|tooling|helpers?|"
-    r"coders?|copilots?|workers?|services?|pipelines?|summari[sz]ers?)|ai代理|智能代理|"
-    r"アシスタント|エージェント|asistentes?|assistentes?|assistenti|assistent(?:en)?|agentes?|agenti|"
-    r"modèles?|modell(?:e|en)?|(?:ki|ia|ии)-?(?:assistent|asistente|assistente|assistant|agent|"
-    r"ассистент|агент|модел)[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
-    r"asystent[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|yapay\s+zeka|asistan)"
-)
-_GREETING = (
-    r"(?:hey|hi|hello|dear|attention|psst|yo|hej|hallo|hola|bonjour|salut|ciao|olá|oi|"
-    r"привет|здравствуй\w*|你好|こんにちは|cześć|merhaba|moi|hei)"
-)
+# --- Lexicons: the words are policy data (injection.lexicon, 41-injection-lexicon.yaml);
+# the patterns below hold a slot for each list, filled when a policy is compiled.
+_SLOT = "\x00{}\x00"
+_SLOTS = re2.compile("\x00([a-z_]+)\x00")
+_NEVER = r"[^\x00-\x{10FFFF}]"  # an empty list matches nothing
+
+
+def _slot(name: str) -> str:
+    return "(?:" + _SLOT.format(name) + ")"
+
+
+def _filled(pattern: str, lexicon: InjectionLexicon) -> str:
+    """A pattern with each slot replaced by its list's words as alternatives."""
+
+    def words(match: re2._Match) -> str:
+        listed: tuple[str, ...] = getattr(lexicon, match.group(1))
+        return "|".join(lexicon_fragment(w) for w in listed) or _NEVER
+
+    return str(_SLOTS.sub(words, pattern))
+
+
+_ROLE = _slot("role_words")
+_GREETING = _slot("greeting_words")
 _ADDRESS = [
     # Hello language model! / Dear Copilot, / Hej AI!
     rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_GREETING}[\s,!]+(?:(?:the|all|any|my|dear)\s+)?{_ROLE})(?:$|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])",
@@ -164,24 +168,9 @@ _ROLE_MARKER = [
     r"tool_response|assistant)>|(?:^|\n)\s*#{1,4}\s*(?:new\s+)?system\s+(?:prompt|message|"
     r"instructions?)\b)",
 ]
-_OVERRIDE_VERB = (
-    r"(?:ignore|disregard|forget|override|bypass|discard|abandon|drop|glöm|ignorera|strunta\s+i|"
-    r"vergiss|ignorier[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|vergeet|negeer|oublie[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|ignorez|olvida[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|ignora[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|esque[cç]a[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
-    r"dimentica[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|забудь[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|игнорир[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|忽略|忘记|忘掉|無視|忘れ|zapomnij|zignoruj|unohda|ohita|"
-    r"unut|yoksay|glem|ignorer)"
-)
-_INSTRUCTIONS = (
-    r"(?:instructions?|prompts?|directives?|guidance|guidelines|rules|orders|programming|"
-    r"instruktion[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|anweisung[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|instructie[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|consignes?|instrucci[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|instru[çc][õo]es|"
-    r"istruzion[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|инструкци[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|указани[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|правил[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|指令|指示|说明|提示|命令|instrukcj[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
-    r"ohje[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|talimat[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|instruks[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|regeln|règles|reglas|regras|regole|polecen[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*)"
-)
-_EARLIER = (
-    r"(?:previous|prior|above|earlier|preceding|original|initial|system|your|tidigare|dina|"
-    r"vorherigen|bisherigen|obigen|deine|ihre|précédentes|antérieures|vos|tes|anteriores|previas|"
-    r"tus|sus|precedenti|tue|suas|предыдущие|прежние|свои|твои|之前|以上|先前|以前|前の|poprzednie|"
-    r"swoje|aiemmat|önceki|tidligere|dine|vorige|eerdere|je|anteriori|anteriors|above)"
-)
+_OVERRIDE_VERB = _slot("override_verbs")
+_INSTRUCTIONS = _slot("instruction_words")
+_EARLIER = _slot("earlier_words")
 _OVERRIDE = [
     # RE2's \b is ASCII-only: letters of any script bound these instead.
     rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_OVERRIDE_VERB}\s+(?:[^.!?\n]{{0,30}}?\s)?(?:{_EARLIER}\s+(?:[^.!?\n]"
@@ -240,35 +229,14 @@ _PRESSURE = [
     r"(?:results?|tool|it|this)\s+(?:is|are|will|won'?t|cannot|can'?t))\b",
 ]
 # Risky requests, by kind. A verb of doing must sit close to its object.
-_SEND_VERB = (
-    r"(?:send|sends|sending|sent|mail|mails|mailing|email|e-mail|forward|forwarding|forwarded|"
-    r"post|posting|posted|upload|uploading|uploaded|publish|publishing|transfer|transmit|"
-    r"exfiltrate|leak|share|sharing|push|pushing|sync|submit|reply|replying|copy|copying|paste|"
-    r"attach|include|cc|bcc|dump|report|beam|deliver|skicka|schick[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|senden|sende|envoie[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
-    r"envoy[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|envía[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|envia[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|enviar|envie|invia[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|отправ[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|пошли|перешли|发送|发给|传到|"
-    r"上传|送信|送って|wyślij|prześlij|stuur|verstuur|lähetä|gönder|carica|hochladen|lade)"
-)
+_SEND_VERB = _slot("send_verbs")
 _RECIPIENT = (
     r"(?:[a-z][a-z0-9+.-]*://[^\s'\x22<>)]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|git@[\w.-]+:[^\s]+|"
     r"public\s+(?:gist|paste|repo|repository|bucket|channel|link|url|issue)|"
     r"pastebin|webhook|gist\b|account\s+(?:number\s+|no\.?\s*)?[a-z0-9]{6,}|iban\b)"
 )
-_CONFIDENTIAL = (  # words that name secrets
-    r"(?:passwords?|passwd|passphrases?|pass\s?codes?|(?:password\s+)?reset\s+codes?|"
-    r"verification\s+codes?|2fa|mfa|otp|one[- ]time\s+(?:codes?|passwords?)|tokens?|"
-    r"api[\s_-]?keys?|access\s+keys?|secret\s+keys?|private\s+keys?|ssh\s+keys?|signing\s+keys?|"
-    r"credentials|creds|secrets|session\s+(?:cookies?|ids?|tokens?)|cookies|seed\s+phrases?|"
-    r"recovery\s+(?:phrases?|codes?|keys?)|environment\s+variables|env\s+vars?|\.env\b|"
-    r"keychain|keyring|printenv|passwort[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|mot\s+de\s+passe|contraseñas?|senhas?|пароль[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|токен[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
-    r"密码|令牌|密钥|パスワード|トークン|hasło|hasła|lösenord[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|wachtwoord[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|salasana[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|şifre[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*)"
-)
-_TAKE_VERB = (
-    r"(?:read|print|show|display|output|dump|list|cat|reveal|give|share|send|post|paste|include|"
-    r"attach|append|add|copy|collect|gather|harvest|extract|grab|steal|use|using|pass|put|fill|"
-    r"reply|respond|forward|upload|export|leak|write|echo|save|type|enter|provide|"
-    r"drucke|zeige|sende|affiche|envoie|muestra|envía|mostra|invia|покажи|отправь|выведи|"
-    r"显示|发送|读取|表示)"
-)
+_CONFIDENTIAL = _slot("secret_words")
+_TAKE_VERB = _slot("take_verbs")
 _RISK: list[tuple[str, str]] = [
     (
         "sending data out",
@@ -446,6 +414,8 @@ class IntentAnalyser:
             )
             for pattern in group
         ] + [(Feature.RISK, kind, pattern) for kind, pattern in _RISK]
+        lexicon = policy.injection.lexicon
+        patterns = [(f, what, _filled(p, lexicon)) for f, what, p in patterns]
         self._features = [(f, what, re2.compile(p)) for f, what, p in patterns]
         # One pass finds which patterns occur at all; only those are searched for positions.
         self._filter = PatternFilter([p for _, _, p in patterns])
