@@ -13,6 +13,10 @@ Labelled data lives in tests/data/eval/integrity/:
   afterwards (`heldout` by the rule pack, `heldout2` by the structural judgement of
   sidecar/integrity/intent.py), so neither measures generalisation any more.
 - *-heldout3*.jsonl (when present): a blind red-team set, scored once on frozen rules.
+- tool-results-benign-hard.jsonl: hand-written hard benign results (installers, runbooks,
+  security articles quoting injections, AGENTS.md, support mail, CI logs, code, other
+  languages); tool-results-injected-carriers*.jsonl: generated injections in realistic
+  carriers, two disjoint halves of phrasings and carriers (bench/integrity_corpora.py).
 
 `--blind DIR` scores a set nobody may read (a red-teamer's, not yet opened): the same runs on
 DIR's tool-definitions-*.jsonl, tool-results-*.jsonl and typosquats*.jsonl (rows of `tool`,
@@ -410,6 +414,10 @@ async def evaluate(channel: grpc.aio.Channel, every: int = 1) -> Results:
         ("tool-results-benign.jsonl", "benign result"),
         ("tool-results-benign-heldout.jsonl", "benign result (held out, tuned)"),
         ("tool-results-benign-heldout2.jsonl", "benign result (held out 2, tuned)"),
+        # Ours (bench/integrity_corpora.py): a hard benign corpus, generated carriers.
+        ("tool-results-benign-hard.jsonl", "benign result (hard)"),
+        ("tool-results-injected-carriers.jsonl", "injected result (carriers)"),
+        ("tool-results-injected-carriers-holdout.jsonl", "injected result (carriers, other half)"),
     ):
         await evaluation.results_then_calls(name, label)
     await evaluation.packages(every)
@@ -464,9 +472,34 @@ async def run(every: int = 1, state: str = ":memory:") -> Results:
         return await evaluate(channel, every)
 
 
+def scan_files(paths: list[Path], show: bool = False) -> str:
+    """The scanner alone, no server (fast, for tuning on our own corpora): per file, how
+    many texts taint a session; with `show`, which texts and the signs that did it."""
+    from sidecar.integrity.checks import IntegrityChecks
+
+    checks = IntegrityChecks(load_policy([bundled_policy_dir()]).policy)
+    lines: list[str] = []
+    for path in paths:
+        cases = load(str(path.resolve()))
+        flagged = 0
+        shown: list[str] = []
+        for case in cases:
+            signs = checks.flagged(checks.scanner.scan(case["content"], "content"))
+            flagged += bool(signs)
+            if show and bool(signs) != (case["expect"] == "flag"):
+                rules = ", ".join(dict.fromkeys(s.rule_id for s in signs))
+                shown.append(f"  {case['id']}: {rules or 'not flagged'}")
+        lines.append(f"{path.name}: {flagged}/{len(cases)} flagged")
+        lines += shown
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> int:
     """`python -m bench.integrity_eval [--postgresql]`: on a PostgreSQL started here."""
     logging.getLogger("sidecar").setLevel(logging.ERROR)  # the warnings are the point here
+    if "--scan" in argv:  # --scan FILE... [--show]: our own corpora only, never a blind set
+        print(scan_files([Path(a) for a in argv if a.endswith(".jsonl")], "--show" in argv))
+        return 0
     if "--blind" in argv:
         files = sorted(Path(argv[argv.index("--blind") + 1]).glob("*.jsonl"))
 

@@ -32,8 +32,9 @@ from sidecar.effects.catalogue import Catalogue
 from sidecar.effects.model import ENVIRONMENT, Action, Effect, Origin
 from sidecar.effects.paths import PathClasses, class_specs
 from sidecar.effects.shell_effects import line_effects
+from sidecar.integrity.layout import inside, quotations
 from sidecar.matching.pattern_filter import PatternFilter
-from sidecar.policy.schema import Policy
+from sidecar.policy.schema import InjectionLexicon, Policy, lexicon_fragment
 from sidecar.shell.walk import analyse
 
 MAX_TEXT = 64 * 1024  # characters judged per text (the rule pack still sees all of it)
@@ -70,21 +71,29 @@ class Finding(NamedTuple):
     end: int
 
 
-# --- Lexicons. Roles an agent answers to, in the languages we know.
-_ROLE = (
-    r"(?:a\.i\.|ai|artificial\s+intelligence|llms?|(?:large\s+)?language\s+models?|"
-    r"ai\s+(?:models?|assistants?|agents?|systems?|tools?|bots?)|models?|assistants?|agents?|"
-    r"coding\s+(?:agents?|assistants?)|bots?|chat\s?bots?|(?:github\s+)?copilot|claude|"
-    r"chatgpt|gpt(?:-?\d[\w.]*)?|gemini|codex|cursor|devin|aider|windsurf|"
-    r"(?:automated|autonomous)\s+(?:agents?|assistants?|systems?|tools?|readers?|crawlers?)|"
-    r"ki|ia|ии|ассистент[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|агент[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|нейросеть[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|модель[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|助手|人工智能|智能体|模型|"
-    r"アシスタント|エージェント|asistente|assistente|assistent|agente|modèle|modell|"
-    r"asystent[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|yapay\s+zeka|asistan)"
-)
-_GREETING = (
-    r"(?:hey|hi|hello|dear|attention|psst|yo|hej|hallo|hola|bonjour|salut|ciao|olá|oi|"
-    r"привет|здравствуй\w*|你好|こんにちは|cześć|merhaba|moi|hei)"
-)
+# --- Lexicons: the words are policy data (injection.lexicon, 41-injection-lexicon.yaml);
+# the patterns below hold a slot for each list, filled when a policy is compiled.
+_SLOT = "\x00{}\x00"
+_SLOTS = re2.compile("\x00([a-z_]+)\x00")
+_NEVER = r"[^\x00-\x{10FFFF}]"  # an empty list matches nothing
+
+
+def _slot(name: str) -> str:
+    return "(?:" + _SLOT.format(name) + ")"
+
+
+def _filled(pattern: str, lexicon: InjectionLexicon) -> str:
+    """A pattern with each slot replaced by its list's words as alternatives."""
+
+    def words(match: re2._Match) -> str:
+        listed: tuple[str, ...] = getattr(lexicon, match.group(1))
+        return "|".join(lexicon_fragment(w) for w in listed) or _NEVER
+
+    return str(_SLOTS.sub(words, pattern))
+
+
+_ROLE = _slot("role_words")
+_GREETING = _slot("greeting_words")
 _ADDRESS = [
     # Hello language model! / Dear Copilot, / Hej AI!
     rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_GREETING}[\s,!]+(?:(?:the|all|any|my|dear)\s+)?{_ROLE})(?:$|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])",
@@ -97,16 +106,48 @@ _ADDRESS = [
     r"note|notice|instructions?|message|task|reminder|request|mode))?\s*[:,])",
     # ## For AI coding agents / To the AI assistant editing this file:
     rf"(?i)((?:^|\n)\s*#+\s*(?:[\w-]+\s+){{0,3}}?(?:for|to)\s+(?:the\s+|all\s+|any\s+)?"
-    rf"(?:[\w-]+\s+)?{_ROLE}\b|(?:^|[\n.!?*/#>]\s*)(?:to|for)\s+(?:the|all|any|every|each)\s+"
+    rf"(?:[\w-]+\s+)?{_ROLE}\b|(?:^|[\n.!?*/#>:]\s*)(?:to|for)\s+(?:the|all|any|every|each|"
+    rf"whichever|whatever|whoever|you|our|my)\s+"
     rf"(?:[\w-]+\s+)?{_ROLE}\b[^.!?\n,]{{0,40}}:)",
     # @codex, <@agent>, @some-agent
-    r"(?i)(?:^|[\s(<\[])(@(?:codex|copilot|claude|chatgpt|gemini|cursor|devin|"
+    r"(?i)(?:^|[\s(<>\[])(@(?:codex|copilot|claude|chatgpt|gemini|cursor|devin|"
     r"[\w-]*(?:agent|assistant|gpt|[-_]ai)))(?:$|[^\w-])",
     # if an AI is reading this / models summarising this / if you are an assistant
     rf"(?i)\b(if\s+(?:an?\s+|the\s+|any\s+)?{_ROLE}\s+(?:is|are)\s+(?:reading|processing|"
     rf"parsing|summari[sz]ing|seeing)|{_ROLE}\s+(?:reading|processing|parsing|summari[sz]ing|"
     rf"triaging|handling)\s+(?:this|these|the\s+following)|if\s+you(?:'re|\s+are)\s+(?:an?\s+)?"
     rf"{_ROLE}|(?:any|every|each|whichever|all)\s+{_ROLE}\s+(?:that|who|which|reading|with))\b",
+    # "the user's keys / home directory / inbox" in data: the text speaks to whoever acts
+    # for that person, about what is theirs
+    r"(?i)\b((?:the|your)\s+(?:user|human|principal|owner)'?s\s+(?:[\w-]+\s+){0,2}?(?:~/|\$HOME|"
+    r"/home/|/Users/|home\s+(?:directory|folder)|ssh\s+keys?|private\s+keys?|credentials|"
+    r"keychain|wallet))",
+    # The maintainers ask automated assistants to / we want the AI agent to (a role as the
+    # one asked to act)
+    rf"(?i)\b((?:ask|asks|asked|want|wants|need|needs|require|requires|expect|expects|instruct|"
+    rf"instructs|tell|tells|remind|reminds|invite|invites|encourage|encourages|request|requests|"
+    rf"would\s+like|appreciate\s+it\s+if)\s+(?:the\s+|all\s+|any\s+|our\s+|your\s+|every\s+)?"
+    rf"(?:[\w-]+\s+)?{_ROLE}\s+(?:to|could|would|will)\b)",
+    # The release process requires that the AI assistant ... (a role in a that-clause)
+    rf"(?i)\b((?:require|requires|required|ask|asks|expect|expects|request|requests|insist|insists|"
+    rf"mandate|mandates|demand|demands)\s+that\s+(?:the\s+|any\s+|all\s+|every\s+|your\s+)?"
+    rf"(?:[\w-]+\s+)?{_ROLE})\b",
+    # KI-Agenten sollen / los asistentes deben / l'assistente deve (modals in other languages)
+    rf"(?i)((?:^|[\s(\x22])(?:(?:der|die|das|el|la|los|las|le|les|o|os|il|lo|gli|de|het|l')\s*)?"
+    rf"{_ROLE}\s+(?:\S+\s+){{0,3}}?(?:sollen|soll|sollten|müssen|muss|deben|debe|devem|deve|devono|"
+    rf"doivent|doit|должны|должен|обязан\S*|moeten|moet|powinien|powinni|powinna|musi|muszą|"
+    rf"dürfen|darf|pueden|possono|peuvent|podem)(?:$|[\s,.]))",
+    # If an LLM is triaging this / AI agents working on this repository: / Bots handling this
+    rf"(?i)\b(if\s+(?:an?\s+|the\s+|any\s+)?(?:[\w-]+\s+)?{_ROLE}\s+(?:is|are)\s+[a-z]+ing\b|"
+    rf"{_ROLE}\s+[a-z]+ing\s+(?:on\s+|with\s+|over\s+)?(?:this|these|the|that)\s+[^.:!?\n]{{0,40}}?(?::|"
+    rf"\s(?:must|should|shall|need\s+to|have\s+to|are\s+(?:required|expected|asked)\s+to)\b))",
+    # Hinweis für KI-Assistenten: / Nota para asistentes de IA: / 给AI助手的说明 / AIアシスタントへ:
+    rf"(?i)((?:hinweis|notiz|nachricht|anweisung|nota|note|mensaje|aviso|messaggio|avviso|"
+    rf"примечание|сообщение|указание|uwaga|wiadomość|opmerking|bericht|mesaj)\s+(?:für|fur|para|"
+    rf"pour|per|для|dla|voor|aux?|al|ai|agli|alla|için)\s+(?:(?:el|la|los|las|die|den|der|les|le|"
+    rf"o|os|as|il|lo|gli|de|het|l')\s*)?(?:[\w-]+\s+)?{_ROLE}|(?:给|致|对)\s*{_ROLE}|"
+    rf"{_ROLE}\s*(?:へ|に|への)\s*(?:の)?[:\x{{FF1A}}、]|(?:^|[\n.!?>]\s*)(?:para|pour|für|per|для|dla|voor|"
+    rf"an|à)\s+(?:\S+\s+){{0,2}}?{_ROLE}[^.!?\n,]{{0,40}}[:\x{{FF1A}}])",
     # The assistant is now authorised to / automated assistants with mailbox access must /
     # the AI agent agrees to (a role as the subject of an obligation)
     rf"(?i)\b((?:the\s+|this\s+|any\s+|all\s+|every\s+|each\s+|an?\s+)?{_ROLE}\s+"
@@ -127,24 +168,9 @@ _ROLE_MARKER = [
     r"tool_response|assistant)>|(?:^|\n)\s*#{1,4}\s*(?:new\s+)?system\s+(?:prompt|message|"
     r"instructions?)\b)",
 ]
-_OVERRIDE_VERB = (
-    r"(?:ignore|disregard|forget|override|bypass|discard|abandon|drop|glöm|ignorera|strunta\s+i|"
-    r"vergiss|ignorier[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|vergeet|negeer|oublie[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|ignorez|olvida[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|ignora[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|esque[cç]a[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
-    r"dimentica[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|забудь[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|игнорир[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|忽略|忘记|忘掉|無視|忘れ|zapomnij|zignoruj|unohda|ohita|"
-    r"unut|yoksay|glem|ignorer)"
-)
-_INSTRUCTIONS = (
-    r"(?:instructions?|prompts?|directives?|guidance|guidelines|rules|orders|programming|"
-    r"instruktion[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|anweisung[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|instructie[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|consignes?|instrucci[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|instru[çc][õo]es|"
-    r"istruzion[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|инструкци[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|указани[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|правил[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|指令|指示|说明|提示|命令|instrukcj[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
-    r"ohje[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|talimat[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|instruks[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|regeln|règles|reglas|regras|regole|polecen[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*)"
-)
-_EARLIER = (
-    r"(?:previous|prior|above|earlier|preceding|original|initial|system|your|tidigare|dina|"
-    r"vorherigen|bisherigen|obigen|deine|ihre|précédentes|antérieures|vos|tes|anteriores|previas|"
-    r"tus|sus|precedenti|tue|suas|предыдущие|прежние|свои|твои|之前|以上|先前|以前|前の|poprzednie|"
-    r"swoje|aiemmat|önceki|tidligere|dine|vorige|eerdere|je|anteriori|anteriors|above)"
-)
+_OVERRIDE_VERB = _slot("override_verbs")
+_INSTRUCTIONS = _slot("instruction_words")
+_EARLIER = _slot("earlier_words")
 _OVERRIDE = [
     # RE2's \b is ASCII-only: letters of any script bound these instead.
     rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_OVERRIDE_VERB}\s+(?:[^.!?\n]{{0,30}}?\s)?(?:{_EARLIER}\s+(?:[^.!?\n]"
@@ -203,39 +229,25 @@ _PRESSURE = [
     r"(?:results?|tool|it|this)\s+(?:is|are|will|won'?t|cannot|can'?t))\b",
 ]
 # Risky requests, by kind. A verb of doing must sit close to its object.
-_SEND_VERB = (
-    r"(?:send|sends|sending|sent|mail|mails|mailing|email|e-mail|forward|forwarding|forwarded|"
-    r"post|posting|posted|upload|uploading|uploaded|publish|publishing|transfer|transmit|"
-    r"exfiltrate|leak|share|sharing|push|pushing|sync|submit|reply|replying|copy|copying|paste|"
-    r"attach|include|cc|bcc|dump|report|beam|deliver|skicka|schick[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|senden|sende|envoie[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
-    r"envoy[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|envía[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|envia[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|enviar|envie|invia[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|отправ[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|пошли|перешли|发送|发给|传到|"
-    r"上传|送信|送って|wyślij|prześlij|stuur|verstuur|lähetä|gönder|carica|hochladen|lade)"
-)
+_SEND_VERB = _slot("send_verbs")
 _RECIPIENT = (
     r"(?:[a-z][a-z0-9+.-]*://[^\s'\x22<>)]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|git@[\w.-]+:[^\s]+|"
-    r"(?:^|\s)#[a-z][\w-]+|public\s+(?:gist|paste|repo|repository|bucket|channel|link|url|issue)|"
+    r"public\s+(?:gist|paste|repo|repository|bucket|channel|link|url|issue)|"
     r"pastebin|webhook|gist\b|account\s+(?:number\s+|no\.?\s*)?[a-z0-9]{6,}|iban\b)"
 )
-_CONFIDENTIAL = (  # words that name secrets
-    r"(?:passwords?|passwd|passphrases?|pass\s?codes?|(?:password\s+)?reset\s+codes?|"
-    r"verification\s+codes?|2fa|mfa|otp|one[- ]time\s+(?:codes?|passwords?)|tokens?|"
-    r"api[\s_-]?keys?|access\s+keys?|secret\s+keys?|private\s+keys?|ssh\s+keys?|signing\s+keys?|"
-    r"credentials|creds|secrets|session\s+(?:cookies?|ids?|tokens?)|cookies|seed\s+phrases?|"
-    r"recovery\s+(?:phrases?|codes?|keys?)|environment\s+variables|env\s+vars?|\.env\b|"
-    r"keychain|keyring|printenv|passwort[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|mot\s+de\s+passe|contraseñas?|senhas?|пароль[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|токен[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
-    r"密码|令牌|密钥|パスワード|トークン|hasło|hasła|lösenord[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|wachtwoord[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|salasana[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|şifre[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*)"
-)
-_TAKE_VERB = (
-    r"(?:read|print|show|display|output|dump|list|cat|reveal|give|share|send|post|paste|include|"
-    r"attach|append|add|copy|collect|gather|harvest|extract|grab|steal|use|using|pass|put|fill|"
-    r"reply|respond|forward|upload|export|leak|write|echo|log|save|type|enter|provide|"
-    r"drucke|zeige|sende|affiche|envoie|muestra|envía|mostra|invia|покажи|отправь|выведи|"
-    r"显示|发送|读取|表示)"
-)
+_CONFIDENTIAL = _slot("secret_words")
+_TAKE_VERB = _slot("take_verbs")
 _RISK: list[tuple[str, str]] = [
     (
         "sending data out",
         rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_SEND_VERB}[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-][^\n]{{0,100}}?{_RECIPIENT})",
+    ),
+    (
+        # A chat channel is a recipient when what goes there is data, not a summary.
+        "sending data out",
+        rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_SEND_VERB}\s[^\n]{{0,60}}?"
+        rf"(?:{_CONFIDENTIAL}|files?|data|exports?|dumps?|logs|history|conversation|contents|"
+        rf"customers?|database)\b[^\n]{{0,40}}?(?:^|\s)#[a-z][\w-]+)",
     ),
     (
         "secrets",
@@ -361,10 +373,21 @@ _PATH_VERB = re2.compile(
     r"share|forward|leak|list|zip|tar|exfiltrate|from|of)\b"
 )
 _SECRET_CLASSES = frozenset({"credentials", "key_stores"})
+_CRON_LINE = re2.compile(
+    r"^\s*(?:@(?:reboot|hourly|daily|weekly|monthly|yearly)|(?:[\d*/,-]+\s+){5})"
+)
+# A variable named for a secret, handed to a program that installs, runs or sends.
+_SECRET_VARIABLE = re2.compile(
+    r"\$\{?[A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|"
+    r"CREDENTIALS?)\b"
+)
+_HANDS_OVER = frozenset({Action.INSTALL, Action.EXECUTE, Action.SEND, Action.FETCH})
 _CONTROL_CLASSES = frozenset(
     {"sidecar", "sidecar_code", "security_controls", "startup", "persistence", "access_control",
      "git_hooks", "runs_later"}
 )  # fmt: skip
+# "Agents must not push" forbids; "the agent must be installed" speaks of software.
+_FORBIDS = re2.compile(r"(?i)\s*(?:never|not\b|n't\b|no\s+longer|be\s+[a-z]+(?:ed|en|wn)\b)")
 _NEGATION = re2.compile(r"(?i)\b(never|not|don'?t|do\s+not|no|avoid|without|nor)\b")
 _TRIM = ".,:;!?)]}'\x22"
 
@@ -391,6 +414,8 @@ class IntentAnalyser:
             )
             for pattern in group
         ] + [(Feature.RISK, kind, pattern) for kind, pattern in _RISK]
+        lexicon = policy.injection.lexicon
+        patterns = [(f, what, _filled(p, lexicon)) for f, what, p in patterns]
         self._features = [(f, what, re2.compile(p)) for f, what, p in patterns]
         # One pass finds which patterns occur at all; only those are searched for positions.
         self._filter = PatternFilter([p for _, _, p in patterns])
@@ -414,9 +439,18 @@ class IntentAnalyser:
                 if feature is Feature.RISK and _negated(text, start, end):
                     continue
                 found.append(Hit(feature, start, end, what))
+        if scope == "content":
+            # Forbidding or passive: it asks nothing of the reader.
+            found = [h for h in found
+                     if h.feature is not Feature.ADDRESS or not forbids(text, h.end)]  # fmt: skip
+            # A sentence quoted inside prose is talked about, not said (layout.py).
+            quoted = quotations(text)
+            found = [h for h in found if not inside(quoted, h.start, h.end)]
         if scope == "tools" or any(h.feature in _PARTNERS for h in found):
             found += self._command_hits(text)
         found += self._path_hits(text, scope)
+        if scope == "content" and quoted:
+            found = [h for h in found if not inside(quoted, h.start, h.end)]
         return found
 
     def findings(self, text: str, scope: str) -> list[Finding]:
@@ -435,16 +469,28 @@ class IntentAnalyser:
                 if not command or command in seen:
                     continue
                 seen.add(command)
+                if _described(text, match.start(1)):
+                    continue
                 kinds = self._command_risks(command)
                 if kinds:
                     yield Hit(Feature.RISK, match.start(1), match.end(1), "; ".join(kinds))
 
     def _command_risks(self, command: str) -> list[str]:
+        kinds: set[str] = set()
+        schedule = _CRON_LINE.match(command)
+        if schedule:  # a crontab line: its command runs later, again and again
+            command = command[schedule.end() :]
+            kinds.add("persistence")
         try:
             effects = line_effects(analyse(command, budget_seconds=_SHELL_BUDGET), self._catalogue)
         except Exception:  # prose is not shell; what cannot be parsed says nothing
             return []
-        return sorted({kind for e in effects.effects for kind in self._effect_risks(e)})
+        found = {kind for e in effects.effects for kind in self._effect_risks(e)}
+        if _SECRET_VARIABLE.search(command) and any(
+            e.action in _HANDS_OVER for e in effects.effects
+        ):
+            found.add("passing secrets to a program")
+        return sorted(found | kinds)
 
     def _effect_risks(self, effect: Effect) -> Iterable[str]:
         action = effect.action
@@ -462,6 +508,10 @@ class IntentAnalyser:
                 yield f"{action.value} of {effect.target}"
             elif action is Action.DELETE and classes & {"home", "home_root"}:
                 yield f"deleting {effect.target}"
+            elif action is Action.WRITE and effect.has("package_source"):
+                yield "changing package sources"
+        elif action is Action.INSTALL and effect.has("custom_index"):
+            yield "installing from another package source"
         elif action in (Action.PERSIST, Action.PRIVILEGE, Action.DISABLE, Action.CONNECT,
                         Action.LISTEN, Action.DESTROY):  # fmt: skip
             yield action.value
@@ -488,6 +538,23 @@ class IntentAnalyser:
             elif scope == "tools" and path.startswith(("~", "$HOME", "${HOME}", "/etc/", "/proc/")):
                 # A tool that needs the person's files names no path; data often does.
                 yield Hit(Feature.RISK, match.start(1), match.end(1), f"home files ({path})")
+
+
+# "Releases are published by the maintainers with `npm publish`": the passive describes.
+_PASSIVE = re2.compile(
+    r"(?i)\b(?:is|are|was|were|been|gets?|got)\s+(?:[a-z]+ly\s+)?[a-z]+(?:ed|en|wn)\s+(?:by|with|"
+    r"via|using|through)\b[^.!?\n]*$"
+)
+
+
+def _described(text: str, start: int) -> bool:
+    """Whether the sentence a quoted command sits in describes it rather than asks for it."""
+    return _PASSIVE.search(text[max(0, start - 100) : start]) is not None
+
+
+def forbids(text: str, end: int) -> bool:
+    """Whether an address ending at `end` forbids or speaks in the passive."""
+    return _FORBIDS.match(text, end, end + 24) is not None
 
 
 def _negated(text: str, start: int, end: int) -> bool:

@@ -18,7 +18,8 @@ import re2
 
 from sidecar.inspection.verdict import Risk
 from sidecar.integrity.definitions import ToolDefinition, texts_of
-from sidecar.integrity.intent import Finding, IntentAnalyser
+from sidecar.integrity.intent import Finding, IntentAnalyser, forbids
+from sidecar.integrity.layout import inside, plain, quotations
 from sidecar.integrity.unicode import UnicodeSign, escaped, reveal
 from sidecar.matching.pattern_filter import PatternFilter
 from sidecar.policy.schema import (
@@ -31,6 +32,8 @@ from sidecar.policy.schema import (
 
 MAX_BLOCKS = 8  # encoded blocks decoded per text
 MAX_BLOCK_CHARS = 64 * 1024
+MAX_MATCHES = 16  # positions kept per rule and text
+NEAR = 400  # characters: signs this close belong to one request (combinations in data)
 _EXCERPT_BEFORE = 60
 _EXCERPT_AFTER = 160
 _SPACES = re2.compile(r"\s+")
@@ -41,6 +44,7 @@ _UNICODE_MESSAGES = {
     "variation_selectors": "Variation selectors that can carry hidden data: {detail}",
     "confusables": "Words mixing Latin with Cyrillic or Greek look-alike letters: {detail}",
 }
+ADDRESSED = "addressed"
 ENCODED = "encoded"
 HIDDEN = "hidden_text"
 INTENT = "intent"
@@ -52,6 +56,8 @@ class Sign(NamedTuple):
     risk: Risk
     message: str
     excerpt: str = ""
+    # Where in the judged text (data only; empty: anywhere, as for hidden or encoded text).
+    spans: tuple[tuple[int, int], ...] = ()
 
 
 def worst(signs: Iterable[Sign]) -> Risk | None:
@@ -100,11 +106,42 @@ class Scanner:
         compiled = self._scopes[scope]
         revealed = reveal(text)
         signs = [_unicode_sign(u, compiled.unicode) for u in revealed.signs]
+        if scope == "content":
+            # Data is judged by its layout: a JSON payload as its values, and a sentence
+            # quoted inside prose is talked about, not said (sidecar/integrity/layout.py).
+            judged = plain(revealed.text)
+            quoted = quotations(judged)
+            signs += _partnered(self._placed(judged, compiled, quoted))
+            signs += self._intended(judged, scope, "")
+            signs += self._encoded(judged, compiled, scope)
+            signs += _combined(signs, compiled.combinations, near=NEAR)
+            return signs
         signs += self._rules(revealed.text, compiled, "")
         signs += self._intended(revealed.text, scope, "")
         signs += self._encoded(revealed.text, compiled, scope)
         signs += _combined(signs, compiled.combinations)
         return signs
+
+    def _placed(self, text: str, compiled: _Scope, quoted: Sequence[tuple[int, int]]) -> list[Sign]:
+        """The rules over data, each with where it matched; matches inside a quotation
+        (mentioned, not said) do not count."""
+        found: list[Sign] = []
+        for index in sorted(compiled.filter.matching(text)):
+            rule = compiled.rules[index]
+            spans: list[tuple[int, int]] = []
+            for count, match in enumerate(compiled.regexes[index].finditer(text)):
+                if count >= MAX_MATCHES:
+                    break
+                start, end = match.span()
+                if end > start and not inside(quoted, start, end):
+                    if rule.category == ADDRESSED and forbids(text, end):
+                        continue  # "the assistant should never ...": asks nothing
+                    spans.append((start, end))
+            if spans:
+                first = spans[0]
+                found.append(Sign(rule.id, rule.category, compiled.risks[index], rule.message,
+                                  _excerpt(text, *first), tuple(spans)))  # fmt: skip
+        return found
 
     def scan_definition(self, definition: ToolDefinition) -> list[Sign]:
         return self.scan("\n".join(texts_of(definition)), "tools")
@@ -182,7 +219,8 @@ def _intent_sign(finding: Finding, text: str, where: str) -> Sign:
         parts.append("asks for " + ", ".join(finding.risks[:4]))
     message = "Data that reads as an instruction to the agent: " + "; ".join(parts) + where
     return Sign("injection.intent", INTENT, Risk.HIGH, message,
-                _excerpt(text, finding.start, min(finding.end, finding.start + 200)))  # fmt: skip
+                _excerpt(text, finding.start, min(finding.end, finding.start + 200)),
+                ((finding.start, finding.end),) if not where else ())  # fmt: skip
 
 
 def _unicode_sign(sign: UnicodeSign, risks: UnicodeRisks) -> Sign:
@@ -191,13 +229,20 @@ def _unicode_sign(sign: UnicodeSign, risks: UnicodeRisks) -> Sign:
     return Sign(f"injection.unicode.{sign.kind.replace('_', '-')}", HIDDEN, risk, message)
 
 
-def _combined(signs: list[Sign], combinations: Sequence[InjectionCombination]) -> list[Sign]:
+def _combined(
+    signs: list[Sign], combinations: Sequence[InjectionCombination], near: int | None = None
+) -> list[Sign]:
+    """Categories that together make a sign. In data (`near`), they must also stand close
+    together: a note to AI agents at the top of a README and an installer far below it are
+    two things, not one request."""
     if len(signs) < 2:
         return []
     categories = {s.category for s in signs}
     found: list[Sign] = []
     for combination in combinations:
-        if set(combination.categories) <= categories:
+        if set(combination.categories) <= categories and (
+            near is None or _together(signs, combination.categories, near)
+        ):
             excerpt = next(
                 (s.excerpt for s in signs if s.category == combination.categories[0]), ""
             )
@@ -211,6 +256,45 @@ def _combined(signs: list[Sign], combinations: Sequence[InjectionCombination]) -
                 )
             )
     return found
+
+
+# In data, these signs are requests: alone they are text about doing something (a blog
+# post showing an exfiltration link, a runbook attaching a key file). They count in full
+# only next to a sign of another category (an address, a boundary, hidden text, ...), which
+# the combinations say; alone they are medium at most.
+_REQUESTS = frozenset({"secret_files", "exfiltration", "secrets", "command", "tool_call"})
+
+
+def _partnered(signs: list[Sign]) -> list[Sign]:
+    return [
+        s._replace(risk=Risk.MEDIUM, message=s.message + " (no one addressed)")
+        if s.category in _REQUESTS and s.risk > Risk.MEDIUM
+        else s
+        for s in signs
+    ]
+
+
+def _together(signs: Sequence[Sign], categories: Sequence[str], near: int) -> bool:
+    """Some span of each category within `near` characters of one span of the first."""
+    placed: dict[str, list[tuple[int, int]] | None] = {}
+    for category in categories:
+        spans: list[tuple[int, int]] = []
+        for sign in (s for s in signs if s.category == category):
+            if not sign.spans:  # hidden or encoded text: anywhere
+                spans = []
+                break
+            spans += sign.spans
+        placed[category] = spans or None
+    anchors = placed[categories[0]] or [(-1, -1)]
+    for start, end in anchors:
+        if all(
+            spans is None
+            or start < 0
+            or any(s - near <= end and start <= e + near for s, e in spans)
+            for spans in (placed[c] for c in categories[1:])
+        ):
+            return True
+    return False
 
 
 def _excerpt(text: str, start: int, end: int) -> str:

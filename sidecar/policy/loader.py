@@ -36,6 +36,15 @@ ACCUMULATING_KEYS = frozenset(
         "workspace_roots",
         "effect_rules",
         "combinations",
+        # injection.lexicon (41-injection-lexicon.yaml): an operator's file adds words
+        "role_words",
+        "greeting_words",
+        "override_verbs",
+        "instruction_words",
+        "earlier_words",
+        "send_verbs",
+        "secret_words",
+        "take_verbs",
     }
 )
 

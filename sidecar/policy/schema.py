@@ -498,6 +498,46 @@ class InjectionClassifier(ModelEndpoint):
     max_chars: int = Field(default=8_000, ge=256, le=200_000)
 
 
+LETTERS = "{letters}"  # in a lexicon word: "and any further letters"
+_ANY_LETTERS = r"[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*"  # RE2's \w is ASCII only
+
+
+def lexicon_fragment(word: str) -> str:
+    """A lexicon word as the RE2 it stands for."""
+    return word.replace(LETTERS, _ANY_LETTERS)
+
+
+def _lexicon_words(words: tuple[str, ...]) -> tuple[str, ...]:
+    for word in words:
+        fragment = lexicon_fragment(word)
+        try:
+            compiled = re2.compile(f"(?i)(?:{fragment})")
+        except re2.error as error:
+            raise ValueError(f"{word!r} is not an RE2 fragment: {error}") from error
+        if compiled.groups:
+            raise ValueError(f"{word!r} has a capturing group; write (?:...)")
+        if compiled.fullmatch("") is not None:
+            raise ValueError(f"{word!r} matches the empty string")
+    return words
+
+
+LexiconWords = Annotated[tuple[str, ...], AfterValidator(_lexicon_words)]
+
+
+class InjectionLexicon(Strict):
+    """The words that fill the slots of the structural injection check (intent.py): RE2
+    fragments, case-insensitive, no capturing groups. The lists accumulate across files."""
+
+    role_words: LexiconWords = Field(default=(), description="What an agent answers to.")
+    greeting_words: LexiconWords = Field(default=(), description="Greetings before a role.")
+    override_verbs: LexiconWords = Field(default=(), description="Verbs that drop instructions.")
+    instruction_words: LexiconWords = Field(default=(), description="What is dropped.")
+    earlier_words: LexiconWords = Field(default=(), description="Which instructions.")
+    send_verbs: LexiconWords = Field(default=(), description="Verbs of sending.")
+    secret_words: LexiconWords = Field(default=(), description="Words that name secrets.")
+    take_verbs: LexiconWords = Field(default=(), description="Verbs of taking or showing.")
+
+
 class InjectionPolicy(Strict):
     """Injection-aware sessions: scanning tool results and fetched content, and the taint."""
 
@@ -522,6 +562,10 @@ class InjectionPolicy(Strict):
         "and that is not known to be read-only.",
     )
     classifier: InjectionClassifier = InjectionClassifier()
+    lexicon: InjectionLexicon = Field(
+        default=InjectionLexicon(),
+        description="The words of the structural check (policies/41-injection-lexicon.yaml).",
+    )
 
     @field_validator("rules")
     @classmethod

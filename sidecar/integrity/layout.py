@@ -1,0 +1,92 @@
+"""How text is laid out, for telling words used from words talked about.
+
+A security article that quotes "Ignore all previous instructions and send ..." and a test
+fixture `page = '<p>AI agent: email the file to ...</p>'` mention an injection; they do not
+make one. A quotation inside prose (a quote mark opened after a word, closed on the same
+line, a sentence long, a small part of the text) is mentioned text: signs found wholly
+inside it do not count. Code spans (backticks) are not quotations: injections put the
+command to run there.
+
+Structured payloads are read as a person would: a JSON document becomes its string values,
+one per line (`key: value`), so escaped newlines and quotes do not hide the layout.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+
+import re2
+
+MAX_JSON = 256 * 1024  # characters: larger documents are judged as they come
+MAX_QUOTES = 64
+_QUOTE_MIN = 12  # characters inside: a sentence, not a word
+_QUOTE_MAX = 400
+_FRAME_WORDS = 5  # words outside quotations for them to be quotations in prose
+
+# An opening quote after a word and a space (or an opening parenthesis, or "= " in code);
+# the closing one of the same kind is looked for on the same line.
+_OPENING = re2.compile(r"(?:[\w.,:;!?)\]]\s+|\(|=\s*)([\x22'\x{201C}\x{2018}«「„])")
+_CLOSING = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "«": "»", "「": "」",
+            "„": "\u201c"}  # fmt: skip
+
+
+def quotations(text: str) -> list[tuple[int, int]]:
+    """Spans of quoted sentences (quote marks included) inside prose."""
+    spans: list[tuple[int, int]] = []
+    after = 0
+    for match in _OPENING.finditer(text):
+        start = match.start(1)
+        if start < after:
+            continue
+        if len(spans) >= MAX_QUOTES:
+            break
+        closing = _CLOSING[text[start]]
+        line_end = text.find("\n", start)
+        limit = min(len(text), start + 1 + _QUOTE_MAX, line_end if line_end >= 0 else len(text))
+        end = text.find(closing, start + 1, limit)
+        if end < 0 or (end + 1 < len(text) and text[end + 1].isalnum()):
+            continue
+        inner = text[start + 1 : end]
+        if len(inner) < _QUOTE_MIN or " " not in inner.strip():
+            continue
+        spans.append((start, end + 1))
+        after = end + 1
+    outside, last = [], 0
+    for start, end in spans:
+        outside.append(text[last:start])
+        last = end
+    outside.append(text[last:])
+    if len(" ".join(outside).split()) < _FRAME_WORDS:
+        return []  # nothing around the quotation: it is the message itself
+    return spans
+
+
+def inside(spans: Sequence[tuple[int, int]], start: int, end: int) -> bool:
+    return any(s <= start and end <= e for s, e in spans)
+
+
+def plain(text: str) -> str:
+    """A JSON document as its string values, one per line; other text as it is."""
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "[{" or len(stripped) > MAX_JSON:
+        return text
+    try:
+        document = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return text
+    lines = list(_values(document, "", 0))
+    return "\n".join(lines) if lines else text
+
+
+def _values(node: object, key: str, depth: int) -> Iterator[str]:
+    if depth > 32:
+        return
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _values(v, str(k), depth + 1)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _values(v, key, depth + 1)
+    elif isinstance(node, str) and node.strip():
+        yield f"{key}: {node}" if key else node
