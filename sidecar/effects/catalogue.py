@@ -282,8 +282,15 @@ class Catalogue:
             return None
         parsed = read_arguments(spec, args)
         if parsed.spec.text_flags:
-            line = " ".join((*environment, program, *args))
-            given = frozenset(f for f, pattern in parsed.spec.text_flags if pattern.search(line))
+            line = " ".join((program, *args))
+            # Patterns anchored at the program (`^launchctl\s+unload`) see the command as
+            # written without assignments too: `LANG=C launchctl unload` is that command.
+            full = " ".join((*environment, line)) if environment else line
+            given = frozenset(
+                f
+                for f, pattern in parsed.spec.text_flags
+                if pattern.search(full) or (full is not line and pattern.search(line))
+            )
             if given:
                 parsed = parsed._replace(named=parsed.named | given)
         twin = parsed.spec.read_only_twin
