@@ -19,6 +19,8 @@ from sidecar.code import analyse_code, code_invocations
 from sidecar.effects.catalogue import Catalogue, ParsedCommand, effects_of
 from sidecar.effects.hosts import host_of
 from sidecar.effects.image_names import shadowed_official
+from sidecar.effects.inserted_text import PROGRAMS as INSERTING_EDITORS
+from sidecar.effects.inserted_text import with_inserted_text
 from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.own_endpoints import with_loopback_ports
 from sidecar.effects.package_sources import (
@@ -423,6 +425,8 @@ def _command_effects(
     found = with_loopback_ports(found, command)
     if program == "find":
         found = _find_deletes_matches(found, command)
+    elif program in INSERTING_EDITORS:
+        found = with_inserted_text(found, program, args, input_text)
     fed = command.input_from
     if command.via == "xargs" and fed is not None and fed.program in _PROCESS_LOOKUPS:
         # `pgrep -f sidecar | xargs kill`: the pids are the lookup's, like `kill $(pgrep ...)`.
