@@ -89,6 +89,16 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
     return []
 
 
+# Programs that read a file of command lines from standard input when told to (`make -f -`):
+# the name the file would have, for `commands_in`.
+_FED_FILES = {"make": "Makefile", "gmake": "Makefile"}
+
+
+def fed_file_name(program: str) -> str:
+    """The file name under which `program`'s standard input holds command lines, or ""."""
+    return _FED_FILES.get(program, "")
+
+
 def is_ssh_config(path: str) -> bool:
     """An ssh client configuration: ~/.ssh/config (and files it includes), ssh_config."""
     full = "/" + path.lstrip("/")
