@@ -76,3 +76,73 @@ async def test_a_makefile_fed_on_standard_input_runs_its_recipes(
     line: str, expected: Verdict
 ) -> None:
     assert await verdict_of(line) is expected, line
+
+
+_PRIVILEGED_HOST_PID = """apiVersion: v1
+kind: Pod
+metadata:
+  name: debug
+spec:
+  hostPID: true
+  containers:
+  - name: d
+    image: alpine:3.20
+    command: ["sleep", "3600"]
+    securityContext:
+      privileged: true
+"""
+_HOST_ROOT = """apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  template:
+    spec:
+      containers:
+      - name: a
+        image: busybox
+        volumeMounts: [{name: root, mountPath: /host}]
+      volumes:
+      - name: root
+        hostPath:
+          path: /
+"""
+_PRIVILEGED_ONLY = """{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+ "spec": {"containers": [{"name": "c", "image": "alpine", "securityContext": {"privileged": true}}]}}
+"""
+_PLAIN = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  template:
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+"""
+
+
+@pytest.mark.parametrize(
+    ("manifest", "expected"),
+    [(_PRIVILEGED_HOST_PID, Verdict.DENY),
+     (_HOST_ROOT, Verdict.DENY),
+     (_PRIVILEGED_ONLY, Verdict.REQUIRE_APPROVAL),
+     (_PLAIN, Verdict.ALLOW)],
+)  # fmt: skip
+async def test_what_a_pod_is_granted_of_the_node_is_judged_wherever_its_manifest_comes_from(
+    manifest: str, expected: Verdict
+) -> None:
+    """Privileged in the node's PID namespace or the node's root mounted is the node
+    (denied), as with `kubectl run --overrides`; privileged alone asks. The same from a
+    here-document, a pipe, a file tool, and a file applied in a later call."""
+    assert await verdict_of(f"kubectl apply -f - <<'EOF'\n{manifest}EOF") is expected
+    assert await verdict_of(f"cat <<'EOF' | kubectl create -f -\n{manifest}EOF") is expected
+    engine = _engine()
+    session = f"m{next(_sessions)}"
+    name = "pod.json" if manifest.startswith("{") else "pod.yaml"
+    write = ToolCall("1", "Write", {"file_path": f"/home/dev/p/k8s/{name}", "content": manifest})
+    written = await engine.inspect(session, [write])
+    assert written.verdicts[0].verdict is expected
+    applied = await engine.inspect(
+        session, [ToolCall("2", "Bash", {"command": f"kubectl apply -f k8s/{name}"})]
+    )
+    assert applied.verdicts[0].verdict is expected

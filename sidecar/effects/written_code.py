@@ -14,7 +14,7 @@ import shlex
 import re2
 
 from sidecar.shell.embedded_code import git_runs
-from sidecar.shell.manifests import is_workload, manifest_commands
+from sidecar.shell.manifests import is_workload, manifest_lines
 
 _MAX_LINES = 2000
 _UNIT_EXEC = re2.compile(r"(?m)^\s*Exec[A-Za-z]*\s*=\s*[-@:+!]*(.+)$")
@@ -71,7 +71,7 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
     ):
         return workflow_commands(content)
     if name.endswith((".yml", ".yaml", ".json")) and is_workload(content):
-        return manifest_commands(content)
+        return manifest_lines(content)
     if is_ssh_config(path):
         return ssh_config_commands(content)
     if is_git_config(path):

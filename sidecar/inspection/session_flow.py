@@ -127,7 +127,9 @@ class SessionFlow:
             if hooks:
                 result.extend(hooks)
                 changed = True
-        return (result, analyses) if changed else None
+        # Shell code of a file this call runs may only matter to the named rules (a
+        # manifest's `kubectl run --overrides` equivalent has no effects of its own).
+        return (result, analyses) if changed or analyses else None
 
     def _project_files(
         self,

@@ -36,7 +36,7 @@ from sidecar.shell.embedded_code import (
     shell_script_index,
 )
 from sidecar.shell.embedded_code import PROGRAMS as EMBEDDING_PROGRAMS
-from sidecar.shell.manifests import is_workload, manifest_commands
+from sidecar.shell.manifests import is_workload, manifest_lines
 from sidecar.shell.printing import printed_text, printf
 from sidecar.shell.wrappers import DEFAULT_WRAPPERS, WrapperSpec, unwrap
 from sidecar.text import valid_text
@@ -982,7 +982,7 @@ def _follow_manifest(walk: _Walk, command: SimpleCommand, heredoc: str | None, d
             text = printed_text(source.program, source.args)
     if text is None or not is_workload(text):
         return
-    for line in manifest_commands(text)[:16]:
+    for line in manifest_lines(text)[:17]:
         _walk_script(walk, line, depth + 1, f"{command.program} manifest", None)
 
 
