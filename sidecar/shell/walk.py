@@ -937,7 +937,9 @@ def _emit(
             return _with_environment(walk, emitted, assigned)
         return emitted
     command = _record(walk, program, rest, redirects, input_from, wrappers, via, name, heredoc)
-    if program in _RUNS_CODE:
+    if program in _KUBECTLS and _applies_stdin(rest):
+        _follow_manifest(walk, command, heredoc, depth)
+    elif program in _RUNS_CODE:
         _follow_nested(walk, command, rest, heredoc, depth)
     elif program in _WRITES_TEXT and (redirects or program == "tee"):
         _follow_startup_write(walk, command, depth)
@@ -946,8 +948,6 @@ def _emit(
             alias, equals, value = definition.partition("=")
             if equals and alias and not alias.startswith("-"):
                 walk.aliases[alias] = value
-    elif program in _KUBECTLS and _applies_stdin(rest):
-        _follow_manifest(walk, command, heredoc, depth)
     elif program == "printf" and len(rest) >= 3 and rest[0] == "-v":
         _assign_output(
             walk, rest[1], printf(rest[2], rest[3:]) if not any(map(_dynamic, rest[2:])) else None
