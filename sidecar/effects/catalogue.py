@@ -31,11 +31,11 @@ class Selector(NamedTuple):
     stop: int | None = None
     names: tuple[str, ...] = ()
     text: str = ""
-    refine: str = ""  # "basename", "local", "remote" or "mount_source"
+    refine: str = ""  # "basename", "local", "remote", "mount_source" or "value"
 
 
 def compile_selector(text: str) -> Selector:
-    for refine in ("basename", "local", "remote", "mount_source"):
+    for refine in ("basename", "local", "remote", "mount_source", "value"):
         if text.startswith(refine + ":"):
             return compile_selector(text[len(refine) + 1 :])._replace(refine=refine)
     if text in ("operands", "command", "stdin"):
@@ -418,6 +418,8 @@ def select(
         return [w for w in words if _is_remote(w)]
     if refine == "mount_source":
         return [source for w in words if (source := _mount_source(w))]
+    if refine == "value":  # `KEY=PATH` or `PATH` (kubectl's --from-file)
+        return [w.partition("=")[2] if "=" in w else w for w in words]
     return [w for w in words if not _is_remote(w)]
 
 

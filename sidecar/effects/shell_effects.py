@@ -47,6 +47,8 @@ from sidecar.effects.secret_output import (
     secret_data,
     secret_variables,
 )
+from sidecar.effects.transfer_scripts import CLIENTS as TRANSFER_CLIENTS
+from sidecar.effects.transfer_scripts import with_sent_files
 from sidecar.shell.printing import printed_text
 from sidecar.shell.walk import (
     ShellAnalysis,
@@ -427,6 +429,8 @@ def _command_effects(
         found = _find_deletes_matches(found, command)
     elif program in INSERTING_EDITORS:
         found = with_inserted_text(found, program, args, input_text)
+    elif program in TRANSFER_CLIENTS:
+        found = with_sent_files(found, program, args, input_text)
     fed = command.input_from
     if command.via == "xargs" and fed is not None and fed.program in _PROCESS_LOOKUPS:
         # `pgrep -f sidecar | xargs kill`: the pids are the lookup's, like `kill $(pgrep ...)`.
