@@ -646,6 +646,9 @@ def _walk_loop(
     if len(words) > _MAX_LOOP_VALUES:  # a sample: the first and the last values
         half = _MAX_LOOP_VALUES // 2
         words = words[:half] + words[-half:]
+    for value in values:
+        if value.type not in _LEAVES:  # `for l in $(xxd -p key)`: the list's commands run
+            _walk_nodes(walk, value, depth, via, input_from)
     name = _text(variable, source)
     previous = walk.env.get(name)
     walk.loops += 1
