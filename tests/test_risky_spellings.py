@@ -210,3 +210,20 @@ async def test_the_commands_in_a_loops_word_list_run(line: str, expected: Verdic
     """`for x in $(CMD)` runs CMD: what it reads counts (DNS exfiltration of a key store
     looped over its hex dump is denied, not asked)."""
     assert await verdict_of(line) is expected, line
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [("chattr -i /etc/passwd", Verdict.DENY),
+     ("sudo chattr -R -ia /etc/ssh", Verdict.DENY),
+     ("chattr -i build/out.log", Verdict.ALLOW),
+     ("gcloud logging sinks delete audit-sink --quiet", Verdict.DENY),
+     ("gcloud logging buckets delete _Default --location=global", Verdict.DENY),
+     ("gcloud logging sinks list", Verdict.ALLOW)],
+)  # fmt: skip
+async def test_taking_away_protection_and_audit_trails_is_denied(
+    line: str, expected: Verdict
+) -> None:
+    """`chattr -i` loosens a protected file like `chmod o+w`; a cloud's audit log sink
+    deleted switches its trail off."""
+    assert await verdict_of(line) is expected, line
