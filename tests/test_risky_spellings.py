@@ -280,3 +280,25 @@ async def test_a_socat_file_address_joined_to_a_network_one_is_sent(
     """socat's FILE:/OPEN: address is read and its bytes go to the TCP peer: judged by
     effects, so a script that runs it is judged the same."""
     assert await verdict_of(line) is expected, line
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [("printf '%s\\n' 'kill -9 $(pidof auditd)' > /tmp/t.sh && bash /tmp/t.sh", Verdict.DENY),
+     ("auditctl -a never,task", Verdict.DENY),
+     ("kubectl -n falco delete daemonset falco", Verdict.DENY),
+     ("helm uninstall wazuh-agent -n security", Verdict.DENY),
+     ("unshadow /etc/passwd /etc/shadow > /tmp/h", Verdict.REQUIRE_APPROVAL),
+     ("age -d -i ~/.ssh/id_ed25519 secrets.age", Verdict.REQUIRE_APPROVAL),
+     ("ssh-add ~/.ssh/id_ed25519", Verdict.ALLOW),
+     ("mytool --out /tmp/x /home/dev/p/src", Verdict.ALLOW),
+     ("printf '%s\\n' 'kill $(cat /tmp/app.pid)' > /tmp/t.sh && bash /tmp/t.sh", Verdict.ALLOW),
+     ("auditctl -l", Verdict.ALLOW)],
+)  # fmt: skip
+async def test_fresh_variants_of_switching_off_security_and_reading_keys(
+    line: str, expected: Verdict
+) -> None:
+    """From riskgen's fresh seeds: a kill in a script keeps the process it names; audit
+    exemptions and a security agent's workload deleted are switching it off; an unknown
+    program handed a key store asks (it may read it or only use it)."""
+    assert await verdict_of(line) is expected, line

@@ -135,6 +135,7 @@ def line_effects(
         if not known:
             unknown.append(command.program)
             read_only = False
+            found.extend(_operand_reads(command))
         elif not quiet or any(
             e.action not in _LOOKS and "runs_read_only" not in e.flags for e in found
         ):
@@ -1046,6 +1047,24 @@ def _file_origin(path: str, flow: _Flow) -> Origin:
     if flow.unpacked is not Origin.NONE and not path.startswith(("/", "~")):
         return flow.unpacked  # ./install.sh after unpacking a download
     return Origin.FILE
+
+
+_OPERAND_OF_UNKNOWN = frozenset({"operand_of_unknown"})
+_MAX_OPERAND_READS = 16
+
+
+def _operand_reads(command: SimpleCommand) -> list[Effect]:
+    """A program the catalogue does not know may read any path it is given: its absolute
+    and home paths are possible reads (`unshadow /etc/passwd /etc/shadow`, `john ~/.ssh/x`),
+    judged by their class (a key store is denied, a workspace file is nothing)."""
+    found: list[Effect] = []
+    for word in command.positionals[:_MAX_OPERAND_READS]:
+        if type(word) is not str or not word.startswith(("/", "~")) or word in ("/", "~"):
+            continue
+        found.append(
+            Effect(Action.READ, normalise(word), flags=_OPERAND_OF_UNKNOWN, program=command.program)
+        )
+    return found
 
 
 def _content_flag(path: str, flow: _Flow) -> frozenset[str]:

@@ -291,7 +291,9 @@ class CallEffects:
             analysis = shell_analyse(line[:_MAX_CONTENT])
             analyses.append(analysis)
             for effect in self.analyser.line(analysis).effects:
-                if effect.target == UNRESOLVED or "unresolved" in effect.flags:
+                if (
+                    effect.target == UNRESOLVED or "unresolved" in effect.flags
+                ) and effect.action not in _DESCRIBED:
                     continue
                 found.append(effect._replace(flags=effect.flags | _WRITTEN_CODE))
                 if (
@@ -302,6 +304,11 @@ class CallEffects:
                     # A script that writes a hook or a unit: that file is code for later too.
                     found.extend(self._written_code(effect.target, effect.content, analyses))
         return found
+
+
+# Actions whose target describes what is hit (`kill $(pidof auditd)`): the description
+# holds even where the run fills in the rest.
+_DESCRIBED = frozenset({Action.KILL, Action.DISABLE, Action.DESTROY})
 
 
 def _is_shell_text(path: str, content: str) -> bool:
