@@ -200,6 +200,10 @@ TRANSFORMS: dict[str, Transform] = {
 }
 
 
+def pct(part: int, whole: int) -> str:
+    return f"{100 * part / max(whole, 1):.1f}%"
+
+
 def variants() -> Iterator[tuple[str, str, str]]:
     """(class, transform, command line) for every seed and transform."""
     for klass, seed in FRESH if "--fresh" in sys.argv else SEEDS:
@@ -236,7 +240,6 @@ async def _main(show: bool) -> None:
             group[1] += denied
         if not denied:
             by_seed[line if name == "plain" else f"[{name}] {line}"].append(verdict.name)
-    pct = lambda n, d: f"{100 * n / max(d, 1):.1f}%"  # noqa: E731
     print(
         f"riskgen: {total[0]} variants; denied {pct(total[1], total[0])} ({total[1]}); "
         f"not allowed {pct(total[2], total[0])} ({total[2]})"
