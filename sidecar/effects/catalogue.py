@@ -31,11 +31,11 @@ class Selector(NamedTuple):
     stop: int | None = None
     names: tuple[str, ...] = ()
     text: str = ""
-    refine: str = ""  # "basename", "local", "remote" or "mount_source"
+    refine: str = ""  # "basename", "local", "remote", "mount_source", "value", "file_address"
 
 
 def compile_selector(text: str) -> Selector:
-    for refine in ("basename", "local", "remote", "mount_source"):
+    for refine in ("basename", "local", "remote", "mount_source", "value", "file_address"):
         if text.startswith(refine + ":"):
             return compile_selector(text[len(refine) + 1 :])._replace(refine=refine)
     if text in ("operands", "command", "stdin"):
@@ -282,8 +282,15 @@ class Catalogue:
             return None
         parsed = read_arguments(spec, args)
         if parsed.spec.text_flags:
-            line = " ".join((*environment, program, *args))
-            given = frozenset(f for f, pattern in parsed.spec.text_flags if pattern.search(line))
+            line = " ".join((program, *args))
+            # Patterns anchored at the program (`^launchctl\s+unload`) see the command as
+            # written without assignments too: `LANG=C launchctl unload` is that command.
+            full = " ".join((*environment, line)) if environment else line
+            given = frozenset(
+                f
+                for f, pattern in parsed.spec.text_flags
+                if pattern.search(full) or (full is not line and pattern.search(line))
+            )
             if given:
                 parsed = parsed._replace(named=parsed.named | given)
         twin = parsed.spec.read_only_twin
@@ -411,7 +418,22 @@ def select(
         return [w for w in words if _is_remote(w)]
     if refine == "mount_source":
         return [source for w in words if (source := _mount_source(w))]
+    if refine == "file_address":  # socat's `FILE:/path,opts`, `OPEN:`, `GOPEN:`, `CREATE:`
+        return [path for w in words if (path := _file_address(w))]
+    if refine == "value":  # `KEY=PATH` or `PATH` (kubectl's --from-file)
+        return [w.partition("=")[2] if "=" in w else w for w in words]
     return [w for w in words if not _is_remote(w)]
+
+
+_FILE_ADDRESSES = ("file:", "open:", "gopen:", "create:", "pipe:")
+
+
+def _file_address(word: str) -> str:
+    """The path of a socat file address (`FILE:/home/u/.ssh/id_rsa,rdonly`), or ""."""
+    lowered = word.lower()
+    if not lowered.startswith(_FILE_ADDRESSES):
+        return ""
+    return word.partition(":")[2].split(",", 1)[0]
 
 
 def _mount_source(word: str) -> str:

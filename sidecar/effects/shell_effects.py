@@ -19,6 +19,8 @@ from sidecar.code import analyse_code, code_invocations
 from sidecar.effects.catalogue import Catalogue, ParsedCommand, effects_of
 from sidecar.effects.hosts import host_of
 from sidecar.effects.image_names import shadowed_official
+from sidecar.effects.inserted_text import PROGRAMS as INSERTING_EDITORS
+from sidecar.effects.inserted_text import with_inserted_text
 from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.own_endpoints import with_loopback_ports
 from sidecar.effects.package_sources import (
@@ -45,6 +47,8 @@ from sidecar.effects.secret_output import (
     secret_data,
     secret_variables,
 )
+from sidecar.effects.transfer_scripts import CLIENTS as TRANSFER_CLIENTS
+from sidecar.effects.transfer_scripts import with_sent_files
 from sidecar.shell.printing import printed_text
 from sidecar.shell.walk import (
     ShellAnalysis,
@@ -131,6 +135,7 @@ def line_effects(
         if not known:
             unknown.append(command.program)
             read_only = False
+            found.extend(_operand_reads(command))
         elif not quiet or any(
             e.action not in _LOOKS and "runs_read_only" not in e.flags for e in found
         ):
@@ -464,6 +469,10 @@ def _command_effects(
     found = with_loopback_ports(found, command)
     if program == "find":
         found = _find_deletes_matches(found, command)
+    elif program in INSERTING_EDITORS:
+        found = with_inserted_text(found, program, args, input_text)
+    elif program in TRANSFER_CLIENTS:
+        found = with_sent_files(found, program, args, input_text)
     fed = command.input_from
     if command.via == "xargs" and fed is not None and fed.program in _PROCESS_LOOKUPS:
         # `pgrep -f sidecar | xargs kill`: the pids are the lookup's, like `kill $(pgrep ...)`.
@@ -1079,6 +1088,24 @@ def _file_origin(path: str, flow: _Flow) -> Origin:
     if flow.unpacked is not Origin.NONE and not path.startswith(("/", "~")):
         return flow.unpacked  # ./install.sh after unpacking a download
     return Origin.FILE
+
+
+_OPERAND_OF_UNKNOWN = frozenset({"operand_of_unknown"})
+_MAX_OPERAND_READS = 16
+
+
+def _operand_reads(command: SimpleCommand) -> list[Effect]:
+    """A program the catalogue does not know may read any path it is given: its absolute
+    and home paths are possible reads (`unshadow /etc/passwd /etc/shadow`, `john ~/.ssh/x`),
+    judged by their class (a key store is denied, a workspace file is nothing)."""
+    found: list[Effect] = []
+    for word in command.positionals[:_MAX_OPERAND_READS]:
+        if type(word) is not str or not word.startswith(("/", "~")) or word in ("/", "~"):
+            continue
+        found.append(
+            Effect(Action.READ, normalise(word), flags=_OPERAND_OF_UNKNOWN, program=command.program)
+        )
+    return found
 
 
 def _content_flag(path: str, flow: _Flow) -> frozenset[str]:

@@ -14,7 +14,7 @@ import shlex
 import re2
 
 from sidecar.shell.embedded_code import git_runs
-from sidecar.shell.manifests import is_workload, manifest_commands
+from sidecar.shell.manifests import is_workload, manifest_lines
 
 _MAX_LINES = 2000
 _UNIT_EXEC = re2.compile(r"(?m)^\s*Exec[A-Za-z]*\s*=\s*[-@:+!]*(.+)$")
@@ -71,7 +71,7 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
     ):
         return workflow_commands(content)
     if name.endswith((".yml", ".yaml", ".json")) and is_workload(content):
-        return manifest_commands(content)
+        return manifest_lines(content)
     if is_agent_config(path):
         return agent_config_commands(content)
     if is_ssh_config(path):
@@ -128,6 +128,16 @@ def agent_config_commands(content: str) -> list[str]:
         found = [f for f in found if f != server["command"]]
         found.append(shlex.join(words))
     return found
+
+
+# Programs that read a file of command lines from standard input when told to (`make -f -`):
+# the name the file would have, for `commands_in`.
+_FED_FILES = {"make": "Makefile", "gmake": "Makefile"}
+
+
+def fed_file_name(program: str) -> str:
+    """The file name under which `program`'s standard input holds command lines, or ""."""
+    return _FED_FILES.get(program, "")
 
 
 def is_ssh_config(path: str) -> bool:

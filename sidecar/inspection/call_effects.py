@@ -19,11 +19,11 @@ from sidecar.effects.adapters import CallForm, FileChange
 from sidecar.effects.analyser import EffectAnalyser, Judged
 from sidecar.effects.hosts import host_of
 from sidecar.effects.mentioned_paths import possible_reads
-from sidecar.effects.model import UNRESOLVED, Action, Effect, Origin
+from sidecar.effects.model import STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
 from sidecar.effects.renames import mark_renames
 from sidecar.effects.shell_effects import rebased, script_language
-from sidecar.effects.written_code import commands_in, cron_commands
+from sidecar.effects.written_code import commands_in, cron_commands, fed_file_name
 from sidecar.inspection.model import ToolCall
 from sidecar.inspection.session_flow import SessionFlow
 from sidecar.inspection.shell_calls import ShellCalls
@@ -214,6 +214,11 @@ class CallEffects:
                 effects.extend(self._written_code(effect.target, effect.content, analyses))
             elif effect.action is Action.PERSIST and effect.content:
                 effects.extend(self._commands(cron_commands(effect.content), analyses))
+            elif effect.action is Action.EXECUTE and effect.target == STDIN and effect.content:
+                # A program fed its file on standard input (`make -f -`) runs what it holds.
+                name = fed_file_name(effect.program)
+                if name:
+                    effects.extend(self._commands(commands_in(name, effect.content), analyses))
         report = CallReport(
             form,
             tuple(effects),
@@ -288,7 +293,9 @@ class CallEffects:
             analysis = shell_analyse(line[:_MAX_CONTENT])
             analyses.append(analysis)
             for effect in self.analyser.line(analysis).effects:
-                if effect.target == UNRESOLVED or "unresolved" in effect.flags:
+                if (
+                    effect.target == UNRESOLVED or "unresolved" in effect.flags
+                ) and effect.action not in _DESCRIBED:
                     continue
                 found.append(effect._replace(flags=effect.flags | _WRITTEN_CODE))
                 if (
@@ -311,6 +318,11 @@ def with_script_path(content: str, path: str) -> str:
     if _PLAIN_PATH.match(path) is None:
         return content
     return _SCRIPT_PATH_WORD.sub(lambda _: path, content) if "$" in content else content
+
+
+# Actions whose target describes what is hit (`kill $(pidof auditd)`): the description
+# holds even where the run fills in the rest.
+_DESCRIBED = frozenset({Action.KILL, Action.DISABLE, Action.DESTROY})
 
 
 def _is_shell_text(path: str, content: str) -> bool:

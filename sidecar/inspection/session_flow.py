@@ -127,7 +127,9 @@ class SessionFlow:
             if hooks:
                 result.extend(hooks)
                 changed = True
-        return (result, analyses) if changed else None
+        # Shell code of a file this call runs may only matter to the named rules (a
+        # manifest's `kubectl run --overrides` equivalent has no effects of its own).
+        return (result, analyses) if changed or analyses else None
 
     def _project_files(
         self,
@@ -183,22 +185,57 @@ class SessionFlow:
                 return effect._replace(flags=effect.flags | _CUSTOM_INDEX), []
         if action in _RUNS and effect.target not in (STDIN, UNRESOLVED):
             fact = self._file_fact(session_id, effect.target, cwd)
+            if fact is None and "service" in effect.flags:
+                fact = self._unit_fact(session_id, effect.target)
+            if fact is None and "manifest" in effect.flags:
+                return effect, self._manifests_below(session_id, effect.target, cwd, analyses)
             if fact is None:
                 return effect, []
             if fact.origin in (Origin.NETWORK.value, Origin.DECODED.value):
                 return effect._replace(origin=Origin(fact.origin)), []
             if fact.detail and "from_session" not in effect.flags:
                 # A script written earlier: judged by what it holds, now that it runs.
-                cron = action is Action.PERSIST
+                # A unit enabled by name is read as the unit file it is; other files
+                # installed to run later (crontab FILE) are cron tables.
+                unit = fact.key.rpartition("/")[2] != effect.target.rpartition("/")[2]
+                path = fact.key if unit else effect.target
+                cron = action is Action.PERSIST and not unit
                 extra = [
                     e._replace(flags=e.flags | _FROM_SESSION)
-                    for e in self._code_effects(effect.target, fact.detail, cron, analyses)
+                    for e in self._code_effects(path, fact.detail, cron, analyses)
                 ]
                 return effect, extra
             return effect, []
         if action is Action.SEND:
             return self._resolve_send(session_id, effect), []
         return effect, []
+
+    def _unit_fact(self, session_id: str, name: str) -> Fact | None:
+        """The unit file an earlier call wrote for `systemctl enable NAME` (a name, not a
+        path: `upd` is `.../systemd/.../upd.service`)."""
+        names = {name, f"{name}.service", f"{name}.timer", f"{name}.socket", f"{name}.path"}
+        for fact in self._facts.facts(session_id, FILE):
+            directory, _, base = fact.key.rpartition("/")
+            if base in names and "systemd" in directory and fact.detail:
+                return fact
+        return None
+
+    def _manifests_below(
+        self, session_id: str, directory: str, cwd: str, analyses: list[ShellAnalysis]
+    ) -> list[Effect]:
+        """`kubectl apply -f DIR`: the manifests earlier calls wrote below DIR."""
+        found: list[Effect] = []
+        absolute = _absolute(directory, cwd)
+        for fact in self._facts.facts(session_id, FILE):
+            if not fact.detail or not fact.key.endswith((".yaml", ".yml", ".json")):
+                continue
+            if not _below(fact.key, absolute) and not _below(fact.key, directory):
+                continue
+            found.extend(
+                e._replace(flags=e.flags | _FROM_SESSION)
+                for e in self._code_effects(fact.key, fact.detail, False, analyses)
+            )
+        return found
 
     def _resolve_send(self, session_id: str, effect: Effect) -> Effect:
         if "git_remote" in effect.flags:

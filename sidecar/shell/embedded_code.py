@@ -123,10 +123,21 @@ _WINDOWS_COMMAND_OPTIONS: Mapping[str, frozenset[str]] = {
     "schtasks.exe": frozenset({"/tr"}),
 }
 
+# Clients that run a command inside a container: `kubectl exec POD -- CMD`, `docker exec C
+# CMD`. The command is judged like one run here (as ssh's remote command is): deleting a
+# database's files or stopping a security agent in a pod is no safer than on this machine.
+_CONTAINER_CLIENTS = frozenset(
+    {"kubectl", "oc", "kubecolor", "docker", "podman", "nerdctl", "finch"}
+)
+_KUBECTLS = frozenset({"kubectl", "oc", "kubecolor"})
+_DOCKER_EXEC_VALUES = frozenset(
+    {"-e", "--env", "--env-file", "-u", "--user", "-w", "--workdir", "--detach-keys"}
+)
+
 # Every program this module looks inside.
 PROGRAMS = frozenset({
     "git", "ssh", *INLINE_CODE_OPTIONS, *_AWKS, *_VIMS, *COMMAND_OPTIONS, *_SCRIPT_RUNNERS,
-    *_WINDOWS_COMMAND_OPTIONS, "sed", "gsed",
+    *_WINDOWS_COMMAND_OPTIONS, "sed", "gsed", *_CONTAINER_CLIENTS,
 })  # fmt: skip
 
 
@@ -154,7 +165,37 @@ def embedded_scripts(
         return _windows_command(program, args), []
     if program in _SEDS:
         return _sed(program, args)
+    if program in _CONTAINER_CLIENTS:
+        return _container_exec(program, args), []
     return _option_values(program, args), []
+
+
+def _container_exec(program: str, args: Sequence[str]) -> list[Embedded]:
+    """The command `kubectl exec ... -- CMD` or `docker exec [options] C CMD` runs."""
+    if program in _KUBECTLS:
+        if "--" not in args:
+            return []
+        at = list(args).index("--")
+        if "exec" not in args[:at]:
+            return []
+        command = list(args[at + 1 :])
+        target = next((w for w in args[args.index("exec") + 1 : at] if not w.startswith("-")), "")
+    else:
+        position = 0
+        while position < len(args) and args[position].startswith("-"):
+            position += 1  # global options (rarely with a value before `exec`)
+        if position >= len(args) or args[position] not in ("exec", "container-exec"):
+            return []
+        position += 1
+        while position < len(args) and args[position].startswith("-"):
+            takes_value = args[position] in _DOCKER_EXEC_VALUES
+            position += 2 if takes_value else 1
+        if position >= len(args):
+            return []
+        target, command = args[position], list(args[position + 1 :])
+    if not command:
+        return []
+    return [Embedded(shlex.join(command), f"{program} exec {target[:60]}".rstrip())]
 
 
 _SEDS = frozenset({"sed", "gsed"})

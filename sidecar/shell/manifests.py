@@ -14,12 +14,61 @@ import re2
 
 _MAX_LINES = 2000
 _KUBERNETES_KIND = re2.compile(
-    r'(?m)^\s*"?kind"?\s*:\s*"?(Pod|Deployment|DaemonSet|StatefulSet|Job|CronJob|ReplicaSet)\b'
+    r'(?m)(?:^|[{,])\s*"?kind"?\s*:\s*"?(Pod|Deployment|DaemonSet|StatefulSet|Job|CronJob|ReplicaSet)\b'
 )
 # `command: ["sh", "-c", "..."]` (flow style) or `- sh` items below `command:`/`args:`.
 _CONTAINER_FLOW = re2.compile(r'(?m)^\s*"?(command|args)"?\s*:\s*\[(.*)\]\s*,?\s*$')
 _CONTAINER_BLOCK = re2.compile(r"(?m)^(\s*)(command|args)\s*:\s*$")
 _BLOCK_ITEM = re2.compile(r"^\s*-\s+(.*)$")
+
+
+def manifest_lines(content: str) -> list[str]:
+    """Command lines standing for what applying a workload does: its containers' commands,
+    then what the pod is granted of the node, as the `kubectl run --overrides` that would
+    grant it (judged by the same rules: privileged in the node's PID namespace, or its
+    root filesystem, is the node)."""
+    commands = manifest_commands(content)
+    grants = node_grants(content)
+    return [*commands, _as_overrides(grants)] if grants else commands
+
+
+# What a pod may be given of its node: its namespaces, full privileges, its files.
+_HOST_NAMESPACE = re2.compile(r'(?m)^\s*"?(hostPID|hostNetwork|hostIPC)"?\s*:\s*"?true\b')
+_PRIVILEGED = re2.compile(r'(?m)^\s*"?privileged"?\s*:\s*"?true\b')
+_FLOW_PRIVILEGED = re2.compile(r'[{,]\s*"?privileged"?\s*:\s*"?true\b')
+_HOST_PATH = re2.compile(
+    r'"?hostPath"?\s*:\s*\{?\s*(?:#[^\n]*)?\s*"?path"?\s*:\s*["\']?([^"\'\s,}]+)'
+)
+
+
+def node_grants(content: str) -> dict[str, object]:
+    """What a workload's pods get of the node: `hostPID`/`hostNetwork`/`hostIPC`,
+    `privileged`, and the host paths they mount (the pod spec's keys and values)."""
+    text = "\n".join(content.splitlines()[:_MAX_LINES])
+    grants: dict[str, object] = {}
+    for match in _HOST_NAMESPACE.finditer(text):
+        grants[str(match.group(1))] = True
+    if _PRIVILEGED.search(text) is not None or _FLOW_PRIVILEGED.search(text) is not None:
+        grants["privileged"] = True
+    paths = list(dict.fromkeys(str(m.group(1)) for m in _HOST_PATH.finditer(text)))
+    if paths:
+        grants["hostPath"] = paths[:16]
+    return grants
+
+
+def _as_overrides(grants: dict[str, object]) -> str:
+    spec: dict[str, object] = {
+        key: True for key in ("hostPID", "hostNetwork", "hostIPC") if grants.get(key)
+    }
+    if grants.get("privileged"):
+        spec["containers"] = [{"name": "manifest", "securityContext": {"privileged": True}}]
+    paths = grants.get("hostPath")
+    if isinstance(paths, list):
+        spec["volumes"] = [
+            {"name": f"h{i}", "hostPath": {"path": path}} for i, path in enumerate(paths)
+        ]
+    overrides = json.dumps({"spec": spec}, separators=(",", ":"))
+    return shlex.join(["kubectl", "run", "manifest", f"--overrides={overrides}"])
 
 
 def manifest_commands(content: str) -> list[str]:

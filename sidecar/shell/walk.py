@@ -36,7 +36,7 @@ from sidecar.shell.embedded_code import (
     shell_script_index,
 )
 from sidecar.shell.embedded_code import PROGRAMS as EMBEDDING_PROGRAMS
-from sidecar.shell.manifests import is_workload, manifest_commands
+from sidecar.shell.manifests import is_workload, manifest_lines
 from sidecar.shell.printing import printed_text, printf
 from sidecar.shell.wrappers import DEFAULT_WRAPPERS, WrapperSpec, unwrap
 from sidecar.text import valid_text
@@ -646,6 +646,9 @@ def _walk_loop(
     if len(words) > _MAX_LOOP_VALUES:  # a sample: the first and the last values
         half = _MAX_LOOP_VALUES // 2
         words = words[:half] + words[-half:]
+    for value in values:
+        if value.type not in _LEAVES:  # `for l in $(xxd -p key)`: the list's commands run
+            _walk_nodes(walk, value, depth, via, input_from)
     name = _text(variable, source)
     previous = walk.env.get(name)
     walk.loops += 1
@@ -937,7 +940,9 @@ def _emit(
             return _with_environment(walk, emitted, assigned)
         return emitted
     command = _record(walk, program, rest, redirects, input_from, wrappers, via, name, heredoc)
-    if program in _RUNS_CODE:
+    if program in _KUBECTLS and _applies_stdin(rest):
+        _follow_manifest(walk, command, heredoc, depth)
+    elif program in _RUNS_CODE:
         _follow_nested(walk, command, rest, heredoc, depth)
     elif program in _WRITES_TEXT and (redirects or program == "tee"):
         _follow_startup_write(walk, command, depth)
@@ -946,8 +951,6 @@ def _emit(
             alias, equals, value = definition.partition("=")
             if equals and alias and not alias.startswith("-"):
                 walk.aliases[alias] = value
-    elif program in _KUBECTLS and _applies_stdin(rest):
-        _follow_manifest(walk, command, heredoc, depth)
     elif program == "printf" and len(rest) >= 3 and rest[0] == "-v":
         _assign_output(
             walk, rest[1], printf(rest[2], rest[3:]) if not any(map(_dynamic, rest[2:])) else None
@@ -982,7 +985,7 @@ def _follow_manifest(walk: _Walk, command: SimpleCommand, heredoc: str | None, d
             text = printed_text(source.program, source.args)
     if text is None or not is_workload(text):
         return
-    for line in manifest_commands(text)[:16]:
+    for line in manifest_lines(text)[:17]:
         _walk_script(walk, line, depth + 1, f"{command.program} manifest", None)
 
 
