@@ -13,6 +13,7 @@ from sidecar.shell.embedded_code import (
     INLINE_CODE_OPTIONS,
     inline_code,
     paths_in_code,
+    sed_scripts,
     shell_script_index,
 )
 from sidecar.shell.walk import SHELLS, SimpleCommand
@@ -94,11 +95,7 @@ def _edits_in_place(command: SimpleCommand) -> bool:
         return False
     if any(r.operator in (">", ">>", "&>", "|") for r in command.redirects):
         return False
-    scripts = [
-        a for i, a in enumerate(command.args) if i and command.args[i - 1] in ("-e", "--expression")
-    ]
-    if not scripts and command.positionals:
-        scripts = [command.positionals[0]]
+    scripts = sed_scripts(command.args)
     if "-f" in command.args or "--file" in command.args or not scripts:
         return False
     return all(_PLAIN_SED_SCRIPT.match(s) is not None for s in scripts)

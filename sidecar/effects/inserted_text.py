@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import re2
 
 from sidecar.effects.model import Action, Effect
+from sidecar.shell.embedded_code import sed_scripts
 
 _SEDS = frozenset({"sed", "gsed"})
 _EDS = frozenset({"ed", "red"})
@@ -53,7 +54,7 @@ def inserted_text(program: str, args: Sequence[str], input_text: str) -> str:
     """The lines `program` (a sed, ed or ex/vim) would insert, joined; "" if none."""
     if program in _SEDS:
         # sed joins its -e scripts with newlines: `-e 'a\' -e TEXT` appends TEXT.
-        lines = _sed_lines(["\n".join(_sed_scripts(args))])
+        lines = _sed_lines(["\n".join(sed_scripts(args))])
     elif program in _EDS:
         lines = _ed_lines(input_text)
     elif program in _EXES:
@@ -61,33 +62,6 @@ def inserted_text(program: str, args: Sequence[str], input_text: str) -> str:
     else:
         return ""
     return "\n".join(lines)[:_MAX_TEXT]
-
-
-def _sed_scripts(args: Sequence[str]) -> list[str]:
-    scripts: list[str] = []
-    explicit = False
-    index = 0
-    while index < len(args):
-        word = args[index]
-        if word in ("-e", "--expression") and index + 1 < len(args):
-            scripts.append(args[index + 1])
-            explicit = True
-            index += 2
-            continue
-        if word.startswith("--expression="):
-            scripts.append(word.partition("=")[2])
-            explicit = True
-        elif word.startswith("-e") and len(word) > 2 and not word.startswith("--"):
-            scripts.append(word[2:])
-            explicit = True
-        elif word in ("-f", "--file", "-l", "--line-length"):
-            explicit = explicit or word in ("-f", "--file")
-            index += 1
-        elif not word.startswith("-") and not explicit:
-            scripts.append(word)
-            break
-        index += 1
-    return scripts
 
 
 def _sed_lines(scripts: list[str]) -> list[str]:

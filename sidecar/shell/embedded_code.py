@@ -205,16 +205,16 @@ _SED_ADDRESS = re2.compile(
 )
 
 
-def _sed(program: str, args: Sequence[str]) -> tuple[list[Embedded], list[str]]:
-    """GNU sed's `e CMD` runs CMD, and `s/.../REPLACEMENT/e` runs what it substituted."""
+def sed_scripts(args: Sequence[str]) -> list[str]:
+    """The scripts a sed command line gives (`-e S`, `--expression=S`, or the first operand);
+    none when the script is in a file (`-f`)."""
     scripts: list[str] = []
-    rest = list(args)
-    index = 0
     explicit = False
-    while index < len(rest):
-        word = rest[index]
-        if word in ("-e", "--expression") and index + 1 < len(rest):
-            scripts.append(rest[index + 1])
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word in ("-e", "--expression") and index + 1 < len(args):
+            scripts.append(args[index + 1])
             explicit = True
             index += 2
             continue
@@ -224,13 +224,19 @@ def _sed(program: str, args: Sequence[str]) -> tuple[list[Embedded], list[str]]:
         elif word.startswith("-e") and len(word) > 2 and not word.startswith("--"):
             scripts.append(word[2:])
             explicit = True
-        elif word in ("-f", "--file"):
-            explicit = True  # the script is in a file: not on the line
+        elif word in ("-f", "--file", "-l", "--line-length"):
+            explicit = explicit or word in ("-f", "--file")  # a script in a file: not here
             index += 1
         elif not word.startswith("-") and not explicit:
             scripts.append(word)
             break
         index += 1
+    return scripts
+
+
+def _sed(program: str, args: Sequence[str]) -> tuple[list[Embedded], list[str]]:
+    """GNU sed's `e CMD` runs CMD, and `s/.../REPLACEMENT/e` runs what it substituted."""
+    scripts = sed_scripts(args)
     found: list[Embedded] = []
     problems: list[str] = []
     for script in scripts:
