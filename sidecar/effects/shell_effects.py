@@ -21,6 +21,7 @@ from sidecar.effects.hosts import host_of
 from sidecar.effects.image_names import shadowed_official
 from sidecar.effects.inserted_text import PROGRAMS as INSERTING_EDITORS
 from sidecar.effects.inserted_text import with_inserted_text
+from sidecar.effects.kube_context import context_words, disguises_context, switched_to
 from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.own_endpoints import with_loopback_ports
 from sidecar.effects.package_sources import (
@@ -97,6 +98,7 @@ class _Flow:
     # last ones printed, and the variables `read` filled with them.
     secrets: tuple[str, ...] = ()
     secret_variables: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    kube_context: str = ""  # the Kubernetes context made current, when known
 
 
 def line_effects(
@@ -105,9 +107,11 @@ def line_effects(
     code_effects: Callable[[SimpleCommand], Iterable[Effect]] | None = None,
     depth: int = 0,
     written: Sequence[Effect] = (),
+    kube_context: str = "",
 ) -> LineEffects:
-    """`written`: files code wrote before it ran this line (a download saved, then run)."""
-    flow = _Flow()
+    """`written`: files code wrote before it ran this line (a download saved, then run);
+    `kube_context`: the Kubernetes context an earlier call made current."""
+    flow = _Flow(kube_context=kube_context)
     _remember(written, flow, Origin.NONE, ())
     effects: list[Effect] = []
     unknown: list[str] = []
@@ -121,6 +125,11 @@ def line_effects(
         found, known, quiet = _command_effects(command, catalogue, flow)
         if command.program in _CHANGES_DIRECTORY:
             _change_directory(command, flow)  # after its own effects: `cd x` reads x here
+        switched = switched_to(command)
+        if switched is not None:
+            flow.kube_context = switched
+        if disguises_context(command):
+            found.append(Effect(Action.WRITE, _KUBECONFIG, program=command.program))
         if code_effects is not None:
             found.extend(code_effects(command))
         code_found, code_problems = _interpreted(command, catalogue, flow, depth, spawned)
@@ -233,6 +242,7 @@ def _filled_later(effects: list[Effect], flow: _Flow) -> list[Effect]:
     return found
 
 
+_KUBECONFIG = normalise("~/.kube/config")
 _CHANGES_DIRECTORY = frozenset({"cd", "pushd", "chdir"})
 _SHELL_PROGRAMS = frozenset(
     {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "busybox-sh"}
@@ -390,9 +400,8 @@ def _command_effects(
     """The command's effects, whether the catalogue knows it, and whether it only reads."""
     input_origin, input_sources, input_text = _input_of(command, catalogue, flow)
     program, args = _module_as_program(command)
-    parsed, catalogued = catalogue.read(
-        program, args, command.environment, input_origin, input_text
-    )
+    environment = command.environment + context_words(command, flow.kube_context)
+    parsed, catalogued = catalogue.read(program, args, environment, input_origin, input_text)
     found: list[Effect] = []
     output_origin = Origin.NONE
     output_sources: tuple[str, ...] = ()

@@ -18,6 +18,7 @@ from sidecar.code.powershell import is_powershell_program, names_windows_path
 from sidecar.effects.adapters import CallForm, FileChange
 from sidecar.effects.analyser import EffectAnalyser, Judged
 from sidecar.effects.hosts import host_of
+from sidecar.effects.kube_context import runs_kubernetes_client
 from sidecar.effects.mentioned_paths import possible_reads
 from sidecar.effects.model import STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
@@ -93,6 +94,7 @@ class CallEffects:
             workspace = self._flow.working_directory(session_id, given)
             here = given or self._flow.shell_directory(session_id) or workspace
             found = self._with_kept_variables(found, session_id)
+            found = self._in_kube_context(found, session_id)
             resolved = self._flow.apply(session_id, found.effects, here)
         if resolved is not None or here:
             # Judged again: with the session's facts, and where the call runs.
@@ -127,6 +129,21 @@ class CallEffects:
         if not extra:
             return found
         effects = found.effects + tuple(extra)
+        return found._replace(effects=effects, judged=tuple(self.analyser.judge(effects)))
+
+    def _in_kube_context(self, found: CallReport, session_id: str) -> CallReport:
+        """A shell line's Kubernetes clients judged against the context an earlier call
+        made current: it is kept in the kubeconfig file, so it holds for this call too."""
+        assert self._flow is not None
+        if not found.analyses or not runs_kubernetes_client(found.analyses[0].commands):
+            return found
+        context = self._flow.kube_context(session_id)
+        if not context:
+            return found
+        # The line's own effects lead the report (what code it wrote or runs follows them).
+        own = len(self.analyser.line(found.analyses[0]).effects)
+        there = self.analyser.line(found.analyses[0], kube_context=context).effects
+        effects = there + found.effects[own:]
         return found._replace(effects=effects, judged=tuple(self.analyser.judge(effects)))
 
     def _code_effects(

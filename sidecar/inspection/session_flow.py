@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 import re2
 
 from sidecar.effects.hosts import host_of
+from sidecar.effects.kube_context import switched_to
 from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
 from sidecar.shell.walk import ShellAnalysis, SimpleCommand
@@ -29,6 +30,7 @@ _THROUGH_LINKS = frozenset(
 _THROUGH_LINK = frozenset({"through_link"})
 _MAX_VARIABLE = 1024  # longer values are not kept
 CWD = "cwd"
+KUBE = "kube"  # the Kubernetes context a call made current (kept in the kubeconfig file)
 _RUNS = frozenset({Action.EXECUTE, Action.INSTALL, Action.PERSIST})
 _HIDDEN = frozenset({Origin.NETWORK, Origin.DECODED})
 _SECRET_CLASSES = frozenset({"credentials", "key_stores", "environment"})
@@ -86,6 +88,11 @@ class SessionFlow:
         not make the home directory the agent's to change)."""
         if self.shell_directory(session_id) != directory:
             self._facts.record(session_id, [Fact(CWD, "shell", "", directory)])
+
+    def kube_context(self, session_id: str) -> str:
+        """The Kubernetes context an earlier call switched to, or "" (not known)."""
+        current = self._facts.fact(session_id, KUBE, "context")
+        return current.detail if current is not None else ""
 
     def apply(
         self, session_id: str, effects: Sequence[Effect], cwd: str = ""
@@ -464,6 +471,9 @@ def _project_directory(effect: Effect) -> str | None:
 
 def _command_facts(commands: Sequence[SimpleCommand]) -> Iterable[Fact]:
     for command in commands:
+        context = switched_to(command)
+        if context is not None:
+            yield Fact(KUBE, "context", "", context)  # "": switched to one not known here
         words = [w for w in command.positionals if type(w) is str]
         if command.program == "git" and "remote" in words:
             at = words.index("remote")
