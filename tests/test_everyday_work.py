@@ -34,8 +34,13 @@ PAIRS = [
     ("git push origin --delete feature/old-experiment", "git push origin --delete release/2.1"),
     ("git push origin --delete feature/old-experiment", "git tag -l | xargs git push --delete origin"),
     ("git branch -D spike/a spike/b", "git branch | grep -v main | xargs git branch -D"),
-    # What .gitignore names is regenerable; untracked work is not.
+    # What .gitignore names is regenerable; ignored local files (.env, local databases) are not.
     ("git clean -fdX", "git clean -fdx"),
+    # Resetting or cleaning the checkout rewrites its files like `rm`/`git checkout .`:
+    # where the checkout is decides (`-C` moves it).
+    ("git clean -fd", "git -C ~ clean -fd"),
+    ("git reset --hard origin/feat/login", "git -C /etc reset --hard"),
+    ("git -C services/api reset --hard HEAD~1", "git -C ~/.ssh checkout ."),
     ("redis-cli -h 127.0.0.1 -p 6379 -n 1 FLUSHDB", "redis-cli -h 10.2.0.7 -n 1 FLUSHDB"),
     # An in-place edit of .env shows nothing; printing it does.
     ("sed -i 's/^DEBUG=.*/DEBUG=true/' .env", "sed -n 's/^API_KEY=//p' .env"),

@@ -17,6 +17,7 @@ import re2
 
 from sidecar.code import analyse_code, code_invocations
 from sidecar.effects.catalogue import Catalogue, ParsedCommand, effects_of
+from sidecar.effects.directory_options import working_directory_of
 from sidecar.effects.hosts import host_of
 from sidecar.effects.image_names import shadowed_official
 from sidecar.effects.inserted_text import PROGRAMS as INSERTING_EDITORS
@@ -424,7 +425,10 @@ def _command_effects(
         read_only = spec.read_only or (
             bool(spec.read_only_unless) and spec.read_only_unless.isdisjoint(parsed.named)
         )
-        found.extend(catalogued)
+        moved = working_directory_of(command)  # `git -C ~ clean -fd`
+        if moved and moved != UNRESOLVED:
+            moved = normalise(moved)
+        found.extend(rebased(e, moved) for e in catalogued) if moved else found.extend(catalogued)
         if spec.decodes_when and not spec.decodes_when.isdisjoint(parsed.named):
             output_origin = Origin.DECODED
             output_sources = input_sources + tuple(
