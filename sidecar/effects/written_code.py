@@ -276,14 +276,20 @@ def plist_commands(content: str) -> list[str]:
 
 
 # `${{ toJSON(secrets) }}`: the runner puts every secret of the repository there; as a variable
-# with a secret's name the line's data flow sees it as one. (One named secret is left alone:
-# `docker login --password-stdin`, a webhook URL kept as a secret are its ordinary uses.)
+# with a secret's name the line's data flow sees it as one. A named secret becomes the shell
+# variable of that name, judged as in a shell line: `${{ secrets.NPM_TOKEN }}` sent to a
+# collector is a vendor's token sent away; into `docker login --password-stdin` it is used.
 _CI_SECRET = re2.compile(r"(?i)\$\{\{\s*(?:tojson\s*\(\s*secrets\s*\)|secrets)\s*\}\}")
+_CI_NAMED_SECRET = re2.compile(r"(?i)\$\{\{\s*secrets\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
 def workflow_commands(content: str) -> list[str]:
-    """`run: cmd` and `run: |` blocks of a CI workflow (all CI secrets as `${ALL_CI_SECRETS}`)."""
-    return [_CI_SECRET.sub("${ALL_CI_SECRETS}", line) for line in _workflow_runs(content)]
+    """`run: cmd` and `run: |` blocks of a CI workflow (all CI secrets as `${ALL_CI_SECRETS}`,
+    a named one as the variable of its name)."""
+    return [
+        _CI_NAMED_SECRET.sub(r"${\1}", _CI_SECRET.sub("${ALL_CI_SECRETS}", line))
+        for line in _workflow_runs(content)
+    ]
 
 
 def _workflow_runs(content: str) -> list[str]:
