@@ -6,7 +6,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 BUF := proto/node_modules/.bin/buf
 PROTO := proto/sidecar/v1/sidecar.proto
-PYTEST_ARGS ?=
+# Spread over the cores: the suite is mostly CPU-bound (policy compiles, real servers).
+PYTEST_ARGS ?= -n auto
 CHART := helm/agent-policy-sidecar
 HELM := $(VENV)/tools/helm
 ROOTFS := $(VENV)/tools/debian-bookworm-python.tar

@@ -4,7 +4,9 @@ A set is a folder written by someone who never read the code or the rules:
 
 - calls.jsonl: {"id", "tool", "args", "expect": deny|block|allow, "class"}, judged in mode auto;
 - sessions.jsonl: {"id", "class", "steps": [{"tool", "args"}...], "expect_last"}, each step
-  inspected in order in one session, the last one scored;
+  inspected in order in one session, the last one scored; a second figure counts a risky
+  session as stopped when any step was not allowed (a step that does not run breaks the
+  chain), and a benign one as blocked when any step was;
 - readonly.jsonl: {"id", "tool", "args"}, everyday read-only calls scored in smart_approve
   (the share that asks; issue 10 wants at most 10%).
 
@@ -28,7 +30,17 @@ from typing import Any
 
 import grpc
 
-from bench.eval import PASSES, Inspect, Tally, _name, _pct, _table, grpc_inspect
+from bench.eval import (
+    PASSES,
+    Inspect,
+    InspectSteps,
+    Tally,
+    _name,
+    _pct,
+    _table,
+    grpc_inspect,
+    grpc_inspect_steps,
+)
 from bench.local_sidecar import local_sidecar
 from sidecar.v1 import sidecar_pb2 as pb
 from sidecar.v1 import sidecar_pb2_grpc as pb_grpc
@@ -41,6 +53,10 @@ class BlindFigures:
     classes: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
     read_only: int = 0
     read_only_asked: int = 0
+    chains_risky: int = 0  # risky sessions, and those where some step was not allowed
+    chains_broken: int = 0
+    chains_benign: int = 0  # benign sessions, and those where some step was not allowed
+    chains_blocked: int = 0
     skipped: list[str] = field(default_factory=list)
     misses: list[str] = field(default_factory=list)
 
@@ -61,6 +77,10 @@ class BlindFigures:
             f"sessions right:           {_pct(s.sessions_right, s.sessions)}  "
             f"({s.sessions_right}/{s.sessions}; risky last steps stopped "
             f"{s.not_allowed}/{s.risky}, benign blocked {s.blocked}/{s.benign})",
+            f"sessions, any step:       risky chains broken "
+            f"{_pct(self.chains_broken, self.chains_risky)} "
+            f"({self.chains_broken}/{self.chains_risky}), benign with a step blocked "
+            f"{self.chains_blocked}/{self.chains_benign}",
             f"smart_approve read-only asked: {_pct(self.read_only_asked, self.read_only)}  "
             f"({self.read_only_asked}/{self.read_only})",
         ]
@@ -96,7 +116,7 @@ def _expect(value: Any) -> str | None:
     return {"ask": "block", "require_approval": "block"}.get(expect, expect)
 
 
-async def score(folder: Path, auto: Inspect, smart: Inspect) -> BlindFigures:
+async def score(folder: Path, auto: Inspect, smart: Inspect, steps: InspectSteps) -> BlindFigures:
     figures = BlindFigures()
     calls = _rows(folder / "calls.jsonl", {"tool", "args", "expect"}, figures)
     for number, case in enumerate(calls):
@@ -117,7 +137,15 @@ async def score(folder: Path, auto: Inspect, smart: Inspect) -> BlindFigures:
             figures.skipped.append(f"sessions {case.get('id')}: expect_last or steps")
             continue
         case["expect_last"] = expect
-        verdict = await auto(f"blind-session-{number}", case["steps"])
+        verdicts = await steps(f"blind-session-{number}", case["steps"])
+        verdict = verdicts[-1]
+        stopped = any(v != pb.VERDICT_ALLOW for v in verdicts)
+        if _expect(case["expect_last"]) == "allow":
+            figures.chains_benign += 1
+            figures.chains_blocked += stopped
+        else:
+            figures.chains_risky += 1
+            figures.chains_broken += stopped
         figures.sessions.add(case, verdict)
         figures.classes["session:" + str(case.get("class", "-"))].add(case, verdict)
         if verdict not in PASSES[expect]:
@@ -142,6 +170,7 @@ async def run(folder: Path) -> BlindFigures:
             folder,
             grpc_inspect(pb_grpc.PolicyServiceStub(auto_channel)),
             grpc_inspect(pb_grpc.PolicyServiceStub(smart_channel)),
+            grpc_inspect_steps(pb_grpc.PolicyServiceStub(auto_channel)),
         )
 
 

@@ -103,17 +103,30 @@ def _call(index: int, step: dict[str, Any]) -> pb.ToolCall:
 
 # One decision: (session id, the calls of the steps in order) -> the last call's verdict.
 Inspect = Callable[[str, list[dict[str, Any]]], Awaitable[int]]
+InspectSteps = Callable[[str, list[dict[str, Any]]], Awaitable[list[int]]]
 
 
 def grpc_inspect(stub: pb_grpc.PolicyServiceStub) -> Inspect:
+    """The last step's verdict."""
+    each = grpc_inspect_steps(stub)
+
     async def inspect(session: str, steps: list[dict[str, Any]]) -> int:
-        verdict = pb.VERDICT_UNSPECIFIED
+        return (await each(session, steps) or [int(pb.VERDICT_UNSPECIFIED)])[-1]
+
+    return inspect
+
+
+def grpc_inspect_steps(stub: pb_grpc.PolicyServiceStub) -> InspectSteps:
+    """Every step's verdict, each step inspected in order in one session."""
+
+    async def inspect(session: str, steps: list[dict[str, Any]]) -> list[int]:
+        verdicts: list[int] = []
         for index, step in enumerate(steps):
             response = await stub.Inspect(
                 pb.InspectRequest(session_id=session, tool_calls=[_call(index, step)])
             )
-            verdict = response.verdicts[0].verdict
-        return int(verdict)
+            verdicts.append(int(response.verdicts[0].verdict))
+        return verdicts
 
     return inspect
 

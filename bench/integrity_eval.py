@@ -228,11 +228,21 @@ class Evaluation:
         for number, case in enumerate(load(name)):
             session = self.session("def")
             server = f"{case['server']}-{number}-{group}"
-            await self.policy.RegisterTools(
-                pb.RegisterToolsRequest(
-                    session_id=session, server=server, tools=[_definition(case["definition"])]
+            try:
+                await self.policy.RegisterTools(
+                    pb.RegisterToolsRequest(
+                        session_id=session, server=server, tools=[_definition(case["definition"])]
+                    )
                 )
-            )
+            except grpc.aio.AioRpcError as error:
+                if error.code() != grpc.StatusCode.INVALID_ARGUMENT:
+                    raise
+                # Refused at registration (a name with control characters): the runtime
+                # cannot offer the tool, which stops it like a denial.
+                self.results.groups[group].add(
+                    case["expect"] == "block", pb.VERDICT_DENY, case["id"]
+                )
+                continue
             # What the integrity inspector says of a call of the tool (the other inspectors
             # judge its arguments, which are not the point here).
             call = _call("c1", case["definition"]["name"], {}, server)

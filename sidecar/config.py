@@ -12,6 +12,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from sidecar.inspection.verdict import Mode
+from sidecar.policy.yaml_text import parse_yaml
 from sidecar.suggestions import did_you_mean
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
@@ -318,7 +319,7 @@ def _from_file(path: Path) -> tuple[dict[str, Any], dict[str, int]]:
     """The file's settings (dashes read as underscores) and the line of each key."""
     try:
         text = path.read_text(encoding="utf-8")
-        data = yaml.safe_load(text)
+        data = parse_yaml(text)
     except OSError as error:
         raise ConfigError(f"config file {path}: {error.strerror}") from None
     except UnicodeDecodeError:

@@ -125,7 +125,7 @@ def compile_policy(
         raise PolicyError([PolicyProblem("(merged policy)", None, "effects", p) for p in problems])
     states = parts.states
     call_effects = CallEffects(rules.shell_calls, analyser, states.facts)
-    checks = IntegrityChecks(policy)
+    checks = IntegrityChecks(policy, analyser.catalogue)
     problems = checks.problems()
     if problems:
         raise PolicyError(

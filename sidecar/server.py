@@ -14,12 +14,10 @@ from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from wsgiref.simple_server import WSGIServer
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from prometheus_client import start_http_server
 
 from sidecar.config import Settings
 from sidecar.context.manager import ContextManager
@@ -31,6 +29,7 @@ from sidecar.integrity.monitor import InjectionMonitor
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.observability.interceptors import MetricsInterceptor
 from sidecar.observability.metrics import Metrics
+from sidecar.observability.metrics_http import MetricsHTTP
 from sidecar.policy.loader import bundled_policy_dir
 from sidecar.policy.reloader import PolicyReloader, ReloadOutcome
 from sidecar.policy.schema import MAX_TOOL_CALLS, ContextPolicy
@@ -122,7 +121,7 @@ class Sidecar:
     store_health: StoreHealth | None = None
     _shadow_store: SqliteStore | None = None
     _deferred: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
-    _metrics_http: WSGIServer | None = None
+    _metrics_http: MetricsHTTP | None = None
     _decision_log: DecisionLog | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
     context: ContextManager | None = None
@@ -284,15 +283,15 @@ class Sidecar:
         if settings.metrics_listen != "off":
             host, _, port_text = settings.metrics_listen.rpartition(":")
             try:
-                self._metrics_http, _ = start_http_server(
-                    int(port_text), addr=host.strip("[]"), registry=self.metrics.registry
+                self._metrics_http = MetricsHTTP(
+                    host.strip("[]"), int(port_text), self.metrics.registry
                 )
             except OSError as error:
                 await self.stop(grace=0)
                 raise ListenError(
                     f"cannot serve metrics on {settings.metrics_listen}: {error.strerror}"
                 ) from None
-            self.metrics_port = self._metrics_http.server_port
+            self.metrics_port = self._metrics_http.port
             self.metrics_address = f"{host}:{self.metrics_port}"
         if settings.health_listen != "off":
             if settings.worker_count > 1:
@@ -568,8 +567,7 @@ class Sidecar:
         if self.engine is not None and self.engine.ready:
             await self.engine.active.chain.aclose()
         if self._metrics_http is not None:
-            self._metrics_http.shutdown()
-            self._metrics_http.server_close()
+            self._metrics_http.close()
             self._metrics_http = None
         if self.isolated is not None:
             await self.isolated.close()

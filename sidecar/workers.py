@@ -33,13 +33,14 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from prometheus_client import CollectorRegistry, generate_latest, start_http_server
+from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import Collector
 
 from sidecar.config import Settings
 from sidecar.observability.metrics import WorkerMetrics
+from sidecar.observability.metrics_http import MetricsHTTP
 
 log = logging.getLogger("sidecar.workers")
 
@@ -205,9 +206,7 @@ class Supervisor:
         if self.settings.metrics_listen != "off":
             host, _, port = self.settings.metrics_listen.rpartition(":")
             try:
-                metrics_http, _ = start_http_server(
-                    int(port), addr=host.strip("[]"), registry=self.registry
-                )
+                metrics_http = MetricsHTTP(host.strip("[]"), int(port), self.registry)
             except OSError as error:
                 print(
                     f"sidecar: cannot serve metrics on {self.settings.metrics_listen}: "
@@ -243,8 +242,7 @@ class Supervisor:
                     process.kill()
                     process.wait()
             if metrics_http is not None:
-                metrics_http.shutdown()
-                metrics_http.server_close()
+                metrics_http.close()
             for path in self.sockets.values():
                 path.unlink(missing_ok=True)
             self.directory.rmdir()

@@ -129,7 +129,7 @@ def _compile(
     spec: ProgramSpec,
     inherited_values: frozenset[str] = frozenset(),
     inherited_flags: Mapping[str, str] | None = None,
-    inherited_text: Mapping[str, str] | None = None,
+    inherited_text: Mapping[str, re2._Regexp] | None = None,
     inherited_secrets: tuple[CompiledSecretOutput, ...] = (),
 ) -> CompiledProgram:
     values = inherited_values | frozenset(spec.value_options)
@@ -137,7 +137,12 @@ def _compile(
     for flag, spellings in spec.flags.items():
         for spelling in spellings:
             flag_names[spelling] = flag
-    text_flags = {**(inherited_text or {}), **spec.text_flags}
+    # Compiled once where declared and handed down: recompiling each parent's patterns for
+    # every subcommand was most of a policy compile.
+    text_flags = {
+        **(inherited_text or {}),
+        **{flag: re2.compile(pattern) for flag, pattern in spec.text_flags.items()},
+    }
     program = CompiledProgram(
         name=name,
         value_options=values,
@@ -152,7 +157,7 @@ def _compile(
         single_dash_words=spec.single_dash_words,
         read_only_unless=frozenset(spec.read_only_unless),
         unknown_subcommand=spec.unknown_subcommand,
-        text_flags=tuple((flag, re2.compile(pattern)) for flag, pattern in text_flags.items()),
+        text_flags=tuple(text_flags.items()),
         runs_command=spec.runs_command,
         read_only_when=frozenset(spec.read_only_when),
         prints_secrets=inherited_secrets + compile_secret_outputs(spec.prints_secrets),

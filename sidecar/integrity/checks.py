@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
+from sidecar.effects.catalogue import Catalogue
 from sidecar.inspection.verdict import Risk, Verdict
 from sidecar.integrity.definitions import ToolDefinition
 from sidecar.integrity.intent import IntentAnalyser
@@ -21,13 +22,13 @@ _MAX_REMEMBERED = 4096
 
 
 class IntegrityChecks:
-    def __init__(self, policy: Policy) -> None:
+    def __init__(self, policy: Policy, catalogue: Catalogue | None = None) -> None:
         self.injection: InjectionPolicy = policy.injection
         self.tools: ToolIntegrityPolicy = policy.tool_integrity
         self.scanner = Scanner(
             policy.injection,
             policy.tool_integrity.unicode,
-            IntentAnalyser(policy) if policy.injection.structure else None,
+            IntentAnalyser(policy, catalogue) if policy.injection.structure else None,
         )
         self.taint_risk = Risk[policy.injection.taint_risk.upper()]
         self.drift_verdict = VERDICTS[policy.tool_integrity.drift_verdict]

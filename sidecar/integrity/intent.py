@@ -399,10 +399,11 @@ def _compile(patterns: Sequence[str]) -> list[re2._Regexp]:
 class IntentAnalyser:
     """Structural features of a text and the findings they add up to."""
 
-    def __init__(self, policy: Policy) -> None:
+    def __init__(self, policy: Policy, catalogue: Catalogue | None = None) -> None:
         specs = _with_credentials(class_specs(policy.path_classes), policy.sensitive_paths)
         self._classes = PathClasses(specs, policy.permission.workspace_roots)
-        self._catalogue = Catalogue(policy.programs)
+        # The engine hands in its own: compiling the catalogue again doubled a policy compile.
+        self._catalogue = catalogue or Catalogue(policy.programs)
         patterns: list[tuple[Feature, str, str]] = [
             (feature, feature.value, pattern)
             for feature, group in (

@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from sidecar.policy.schema import Policy
+from sidecar.policy.yaml_text import parse_yaml
 from sidecar.suggestions import did_you_mean
 
 # Lists under these keys accumulate across files; every other value is replaced.
@@ -132,7 +133,7 @@ def load_documents(documents: Sequence[tuple[str, str]]) -> LoadedPolicy:
 
 def _parse(name: str, text: str, problems: list[PolicyProblem]) -> dict[str, Any] | None:
     try:
-        data = yaml.safe_load(text)
+        data = parse_yaml(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None

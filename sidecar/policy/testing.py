@@ -31,6 +31,7 @@ from sidecar.inspection.model import ToolCall
 from sidecar.inspection.verdict import Mode, Verdict
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.policy.loader import LoadedPolicy, PolicyError, PolicyProblem, problems_from
+from sidecar.policy.yaml_text import parse_yaml
 
 Expectation = Literal["allow", "deny", "require_approval", "block"]
 _PASSES = {
@@ -98,7 +99,7 @@ def load_suites(files: Sequence[Path]) -> list[tuple[Path, Suite]]:
     for path in files:
         text = path.read_text(encoding="utf-8")
         try:
-            data = yaml.safe_load(text)
+            data = parse_yaml(text)
         except yaml.YAMLError as error:
             mark = getattr(error, "problem_mark", None)
             line = mark.line + 1 if mark is not None else None
