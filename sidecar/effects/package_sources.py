@@ -21,12 +21,16 @@ import re2
 
 from sidecar.effects.hosts import host_of
 
-UNTRUSTED, INSECURE, TRUSTED, BENIGN = (
+UNTRUSTED, INSECURE, TRUSTED, BENIGN, STORES_CREDENTIAL = (
     "untrusted_source",
     "insecure_source",
     "trusted_source",
     "benign_config",
+    "stores_credential",
 )
+# `https://user:secret@host/`, `https://x-access-token:${GH_TOKEN}@host/`: userinfo that
+# carries a secret (a bare user name, `git@`, carries none).
+_URL_SECRET = re2.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:\"']*:[^/@\s\"']+@")
 _MAX_TEXT = 256 * 1024
 _MAX_LINES = 5000
 # Where code is hosted rather than indexed: a dependency given as a git URL there is ordinary.
@@ -42,6 +46,9 @@ class Findings(NamedTuple):
     sources: int = 0  # sources named (trusted or not)
     credential: bool = False  # a literal credential written (not a ${VAR} reference)
     sensitive: bool = False  # how packages are fetched changes (a CA, a proxy): not benign
+    # A URL with a secret in it kept in a config (git's url.X.insteadOf): a shell expands a
+    # ${VAR} before git writes it, so the secret lands in the file in plain text.
+    url_credential: bool = False
 
     def flags(self, known: bool = True) -> frozenset[str]:
         """The flags a write with these findings carries; `known`: the content was seen."""
@@ -52,7 +59,12 @@ class Findings(NamedTuple):
             found.add(INSECURE)
         if self.sources and not self.untrusted and not self.insecure:
             found.add(TRUSTED)
-        if known and not (self.untrusted or self.insecure or self.credential or self.sensitive):
+        if self.url_credential:
+            found.add(STORES_CREDENTIAL)
+        if known and not (
+            self.untrusted or self.insecure or self.credential or self.sensitive
+            or self.url_credential
+        ):
             found.add(BENIGN)
         return frozenset(found)
 
@@ -65,6 +77,7 @@ class _Collector:
         self.sources = 0
         self.credential = False
         self.sensitive = False
+        self.url_credential = False
 
     def index(self, value: str) -> None:
         """A package index or registry (a URL; a bare name such as `conda-forge` is none)."""
@@ -87,6 +100,8 @@ class _Collector:
     def redirect(self, replacement: str, original: str) -> None:
         """git's `insteadOf`: fetches of `original` go to `replacement`."""
         new, old = _host(replacement), _host(original)
+        if _URL_SECRET.search(replacement.strip().strip("\"'")) is not None:
+            self.url_credential = True
         if not new:
             return
         self.sources += 1
@@ -103,6 +118,7 @@ class _Collector:
             self.sources,
             self.credential,
             self.sensitive,
+            self.url_credential,
         )
 
 
@@ -212,6 +228,8 @@ def word_findings(
         lowered = word.lower()
         if _EDIT_OFF.search(lowered) is not None:
             collector.off(word[:80])
+        if "@" in word and _URL_SECRET.search(word) is not None:
+            collector.url_credential = True
     return collector.findings()
 
 
@@ -267,6 +285,12 @@ def command_findings(path: str, words: list[str], trusted: Callable[[str], bool]
     return merged(read, word_findings(words, trusted, dotted=False))
 
 
+def names_url_secret(words: Iterable[str]) -> bool:
+    """Whether a word holds a URL with a secret in its userinfo (a `$VAR` there counts: the
+    shell puts the value in before the program stores it)."""
+    return any("@" in w and _URL_SECRET.search(w) is not None for w in words)
+
+
 def merged(*parts: Findings) -> Findings:
     return Findings(
         tuple(dict.fromkeys(h for part in parts for h in part.untrusted)),
@@ -274,6 +298,7 @@ def merged(*parts: Findings) -> Findings:
         sum(part.sources for part in parts),
         any(part.credential for part in parts),
         any(part.sensitive for part in parts),
+        any(part.url_credential for part in parts),
     )
 
 

@@ -26,14 +26,17 @@ from sidecar.effects.kube_context import context_words, disguises_context, switc
 from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.own_endpoints import with_loopback_ports
 from sidecar.effects.package_sources import (
+    BENIGN,
     INSECURE,
     PACKAGE_SOURCE,
+    STORES_CREDENTIAL,
     UNTRUSTED,
     command_findings,
     findings,
     is_source_variable,
     kind_of,
     merged,
+    names_url_secret,
     variable_findings,
     word_findings,
 )
@@ -360,11 +363,19 @@ def _interpreted(
     for code_language, code in invocations:
         result = analyse_code(code_language, code)
         problems.extend(result.problems)
+        # Code that downloads and writes a file: which bytes went where cannot be told, so
+        # the file holds the download (`https.get(u, r => r.pipe(fs.createWriteStream(p)))`).
+        downloads = any(e.action is Action.FETCH for e in result.effects)
         for effect in result.effects:
             target = effect.target
             if effect.action in _PATH_ACTIONS and target not in (STDIN, UNRESOLVED):
                 target = normalise(target)
-            found.append(effect._replace(target=target, flags=effect.flags | _IN_CODE))
+            origin = effect.origin
+            if downloads and effect.action is Action.WRITE and origin is Origin.NONE:
+                origin = Origin.NETWORK
+            found.append(
+                effect._replace(target=target, flags=effect.flags | _IN_CODE, origin=origin)
+            )
         for line in result.shell[:32]:
             nested = shell_analyse(line)
             if spawned is not None:
@@ -821,6 +832,8 @@ def _package_edits(
         words = [w for w in command.args if type(w) is str]
         if "config" in effect.flags:  # a settings command: its words are the whole change
             flags = command_findings(effect.target, words, catalogue.trusted_index).flags()
+            if names_url_secret(str(w) for w in command.args):
+                flags = (flags - {BENIGN}) | {STORES_CREDENTIAL}
         else:  # `echo ... | tee -a pip.conf`, `tee f <<< ...`: what is fed in is written
             fed = _fed_text(command)
             flags = merged(
@@ -998,7 +1011,7 @@ def _with_flow(
             origin=fed, data=input_sources, flags=flags, content=input_text or effect.content
         )
     if (
-        action in (Action.EXECUTE, Action.INSTALL, Action.PERSIST)
+        (action in _RUNS or (action is Action.CHMOD and "exec" in effect.flags))
         and effect.target not in (STDIN, UNRESOLVED)
         and "project" not in effect.flags  # building a checkout is not running a download
     ):

@@ -12,6 +12,7 @@ which the security inspector turns into at least an approval.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import functools
 import itertools
 import math
@@ -19,7 +20,7 @@ import posixpath
 import re
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -1042,8 +1043,24 @@ def _call_function(
     if walk.expanded > _MAX_EXPANDED:
         walk.problems.append("functions expand to more text than can be analysed")
         return None
-    saved = {k: walk.env[k] for k in _POSITIONAL if k in walk.env}
-    for key in _POSITIONAL:
+    walk.calling.add(name)
+    try:
+        with _positional_parameters(walk, args):
+            _walk_body(walk, body, source, depth + 1, f"function {name}", input_from)
+    finally:
+        walk.calling.discard(name)
+    return None
+
+
+@contextlib.contextmanager
+def _positional_parameters(
+    walk: _Walk, args: Sequence[str], zero: str | None = None
+) -> Iterator[None]:
+    """`$1`... `$@` `$#` (and `$0` when given) bound to `args` while a function body or a
+    `sh -c SCRIPT NAME ARGS...` script is walked; the caller's are back afterwards."""
+    keys = (*_POSITIONAL, "0") if zero is not None else _POSITIONAL
+    saved = {k: walk.env[k] for k in keys if k in walk.env}
+    for key in keys:
         walk.env.pop(key, None)
     for index, value in enumerate(args[:9], start=1):
         walk.env[str(index)] = value
@@ -1054,15 +1071,14 @@ def _call_function(
     walk.env["@[@]"] = _Dynamic(elements) if dynamic else elements
     walk.env["*"] = walk.env["@"]
     walk.env["#"] = str(len(args))
-    walk.calling.add(name)
+    if zero is not None:
+        walk.env["0"] = zero
     try:
-        _walk_body(walk, body, source, depth + 1, f"function {name}", input_from)
+        yield
     finally:
-        walk.calling.discard(name)
-        for key in _POSITIONAL:
+        for key in keys:
             walk.env.pop(key, None)
         walk.env.update(saved)
-    return None
 
 
 _POSITIONAL = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "@", "*", "#", "@[@]")
@@ -1117,7 +1133,13 @@ def _follow_nested(
             script = rest[script_index]
             if _dynamic(script):
                 walk.problems.append(f"{program} -c runs code computed at run time")
-            _walk_script(walk, script, depth + 1, f"{program} -c", command.input_from)
+            # `sh -c 'rm -rf "$1"' _ /etc`: the words after the script are $0, $1, ...
+            parameters = rest[script_index + 1 :]
+            if parameters:
+                with _positional_parameters(walk, parameters[1:], zero=parameters[0]):
+                    _walk_script(walk, script, depth + 1, f"{program} -c", command.input_from)
+            else:
+                _walk_script(walk, script, depth + 1, f"{program} -c", command.input_from)
             return
         if heredoc is not None:
             _walk_script(walk, heredoc, depth + 1, "heredoc", None)
