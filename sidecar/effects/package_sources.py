@@ -62,7 +62,10 @@ class Findings(NamedTuple):
         if self.url_credential:
             found.add(STORES_CREDENTIAL)
         if known and not (
-            self.untrusted or self.insecure or self.credential or self.sensitive
+            self.untrusted
+            or self.insecure
+            or self.credential
+            or self.sensitive
             or self.url_credential
         ):
             found.add(BENIGN)
