@@ -12,6 +12,8 @@ than "what its literals say".
 
 from __future__ import annotations
 
+import shlex
+
 import re2
 
 from sidecar.code.collector import Collector, Nested
@@ -28,8 +30,10 @@ _BACKTICKS = re2.compile(r"`([^`\n]+)`")
 _SPAWNS = frozenset({
     "system", "system2", "shell", "execute", "exec", "popen", "spawn", "run", "call",
     "shell_exec", "passthru", "pipeline", "process", "open3", "capture", "spawnsync",
-    "execsync", "read_process", "readchomp",
+    "execsync", "read_process", "readchomp", "processbuilder", "startprocess",
 })  # fmt: skip
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "cmd", "cmd.exe", "powershell", "pwsh"})
+_SCRIPT_FLAGS = frozenset({"-c", "-lc", "-ic", "/c", "-command", "-Command"})
 _DELETES = frozenset({
     "remove", "unlink", "rm", "rmdir", "rmtree", "rm_rf", "delete", "remove_file",
     "removefile", "deletefile", "delete_file", "removedir", "remove_dir", "remove_dir_all",
@@ -57,7 +61,7 @@ def analyse_generic(code: str, nested: Nested, depth: int = 0) -> CodeAnalysis:
         value = _unquote(literal)
         rest = str(match.group(3))
         if last in _SPAWNS or name in _SPAWNS:
-            out.spawn(value, f"{name}()")
+            out.spawn(_command_of(value, rest), f"{name}()")
         elif last in _DELETES or name in ("file.remove", "fs.rm"):
             recursive = _RECURSIVE.search(rest) is not None or last in ("rmtree", "rm_rf")
             out.delete(value, f"{name}()", recursive=recursive)
@@ -85,6 +89,18 @@ def analyse_generic(code: str, nested: Nested, depth: int = 0) -> CodeAnalysis:
         if literal not in used and value.startswith(("/", "~")) and " " not in value:
             out.read(value, "a path in code")
     return out.result()
+
+
+def _command_of(first: str, rest: str) -> str:
+    """The command line a process start runs: one string, or an argv of literals
+    (`ProcessBuilder("sh", "-c", "curl ... | sh")` runs the script after `-c`)."""
+    more = [_unquote(str(m.group(0))) for m in _STRING_LITERAL.finditer(rest)]
+    if not more:
+        return first
+    argv = [first, *more]
+    if argv[0].rsplit("/", 1)[-1] in _SHELLS and len(argv) > 2 and argv[1] in _SCRIPT_FLAGS:
+        return argv[2]
+    return shlex.join(argv)
 
 
 def _unquote(literal: str) -> str:

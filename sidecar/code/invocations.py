@@ -76,6 +76,7 @@ _OTHER_INTERPRETERS: dict[str, frozenset[str]] = {
     "sbcl": frozenset({"--eval"}),
     "clojure": frozenset({"-e", "--eval"}),
     "groovy": frozenset({"-e"}),
+    "jshell": frozenset(),  # Java snippets from a file or standard input
     "elixir": frozenset({"-e", "--eval"}),
     "erl": frozenset({"-eval"}),
     "scala": frozenset({"-e"}),

@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
+from sidecar.code.cloud_sdks import cloud_destruction
 from sidecar.code.collector import Collector, Nested
 from sidecar.code.values import (
     ANY_ADDRESS,
@@ -191,6 +192,7 @@ def analyse_python(code: str, nested: Nested, depth: int = 0) -> CodeAnalysis:
         analyser = _Analyser(collector, len(code))
         try:
             analyser.run(tree)
+            collector.effects.extend(cloud_destruction(tree))
         except RecursionError:
             collector.problem("python code nested too deeply to analyse")
     return collector.result()

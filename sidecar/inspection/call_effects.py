@@ -17,6 +17,7 @@ from sidecar.code import analyse_code
 from sidecar.code.powershell import is_powershell_program, names_windows_path
 from sidecar.effects.adapters import CallForm, FileChange
 from sidecar.effects.analyser import EffectAnalyser, Judged
+from sidecar.effects.forge_writes import forge_host, forge_sends
 from sidecar.effects.hosts import host_of
 from sidecar.effects.kube_context import runs_kubernetes_client
 from sidecar.effects.mentioned_paths import possible_reads
@@ -28,6 +29,7 @@ from sidecar.effects.written_code import commands_in, cron_commands, fed_file_na
 from sidecar.inspection.model import ToolCall
 from sidecar.inspection.session_flow import SessionFlow
 from sidecar.inspection.shell_calls import ShellCalls
+from sidecar.secrets import SecretScanner
 from sidecar.shell.walk import ShellAnalysis
 from sidecar.shell.walk import analyse as shell_analyse
 from sidecar.state.session_facts import FactStore
@@ -64,6 +66,7 @@ class CallEffects:
     ) -> None:
         self.shell_calls = shell_calls
         self.analyser = analyser
+        self._scanner = SecretScanner()
         self._lines: dict[str, CallReport] = {}
         self._last: tuple[ToolCall, CallReport] | None = None
         self._flow = (
@@ -171,6 +174,11 @@ class CallEffects:
         if form.kind == "files":
             for change in form.files:
                 effects.extend(self._file_effects(change, analyses))
+            host = forge_host(call.name, call.arguments)
+            if host:
+                effects.extend(
+                    forge_sends(host, form.files, self.analyser.classes.classify, self._scanner)
+                )
         elif form.kind == "fetch":
             effects.extend(_fetch_effects(form))
         problems: list[str] = []

@@ -1710,12 +1710,20 @@ def _resolve(node: Node, source: str, env: Mapping[str, str] | None = None) -> s
     if kind == "ansi_c_string":
         return _ansi_c(source[node.start_byte + 2 : node.end_byte - 1])
     if kind == "string":
+        # The grammar leaves the newlines of a multi-line string between its pieces: the
+        # text between them is kept, or `python3 -c "import x<NL>for ..."` loses its lines.
         parts: list[str] = []
+        position = node.start_byte + 1
         for child in node.named_children:
+            if child.start_byte > position:
+                parts.append(_unescape_double(source[position : child.start_byte]))
             if child.type == "string_content":
                 parts.append(_unescape_double(_text(child, source)))
             else:
                 parts.append(_resolve(child, source, env))
+            position = max(position, child.end_byte)
+        if node.end_byte - 1 > position:
+            parts.append(_unescape_double(source[position : node.end_byte - 1]))
         return _join(parts)
     if kind == "concatenation":
         return _join([_resolve(c, source, env) for c in node.named_children])
