@@ -461,8 +461,10 @@ async def evaluate_blind(channel: grpc.aio.Channel, files: list[Path]) -> tuple[
     return evaluation.results, skipped
 
 
-def render_blind(results: Results, skipped: list[str]) -> str:
-    """Counts only: nothing that would let a reader learn the set's contents."""
+def render_blind(results: Results, skipped: list[str], misses: bool = False) -> str:
+    """Counts only: nothing that would let a reader learn the set's contents. `misses`
+    (`--misses`) adds the ids judged wrong: only for a set, or a half of one, that is being
+    tuned on, and say so where its figures are quoted."""
     lines = [f"{'set':70s} {'detected':>10s} {'false positives':>16s}"]
     for name in sorted(results.groups):
         g = results.groups[name]
@@ -470,6 +472,8 @@ def render_blind(results: Results, skipped: list[str]) -> str:
         fp = f"{g.blocked}/{g.benign}" if g.benign else "-"
         lines.append(f"{name:70s} {detected:>10s} {fp:>16s}")
     lines += [f"skipped: {s}" for s in skipped]
+    if misses:
+        lines += [f"  {g}: {m}" for g, group in results.groups.items() for m in group.misses]
     return "\n".join(lines)
 
 
@@ -518,7 +522,8 @@ def main(argv: list[str]) -> int:
                 local_sidecar(mode="auto", state=":memory:") as sidecar,
                 grpc.aio.insecure_channel(sidecar.addresses[0]) as channel,
             ):
-                return render_blind(*await evaluate_blind(channel, files))
+                found, skipped = await evaluate_blind(channel, files)
+                return render_blind(found, skipped, "--misses" in argv)
 
         print(asyncio.run(blind()))
         return 0

@@ -38,6 +38,7 @@ _NOT_A_NAME = ("://", "git+", "git@", "file:", "github:", "gitlab:", "bitbucket:
 _ARCHIVES = (".tgz", ".tar.gz", ".whl", ".zip", ".gem", ".crate", ".tar.bz2")
 _CACHE_ENTRIES = 8
 _TYPOSQUAT_FLAG = frozenset({TYPOSQUAT})
+_LOOK_ALIKE_FLAG = frozenset({"look_alike_name"})
 
 
 def package_name(spec: str, normalise: str) -> str | None:
@@ -177,6 +178,9 @@ class PackageNames:
         registry = self.registry(ecosystem)
         if registry is None:
             return effect
+        if not effect.target.isascii() and not effect.target.startswith((".", "/", "~")):
+            # Registries take ASCII names: `r\u0435act-router` (a Cyrillic e) imitates one.
+            return effect._replace(flags=effect.flags | _LOOK_ALIKE_FLAG)
         name = package_name(effect.target, registry.normalise)
         if name is None:
             return effect

@@ -72,7 +72,10 @@ def from_canonical(text: str) -> ToolDefinition:
 
 def texts_of(definition: ToolDefinition) -> Iterator[str]:
     """Every text the model reads in a definition: description, title, and every string
-    (keys included) in its schemas and annotations."""
+    (keys included) in its schemas and annotations; the name too when it is not plain ASCII
+    (`send\u200b_email` shadows `send_email`: the invisible character is the sign)."""
+    if not definition.name.isascii():
+        yield definition.name
     for text in (definition.title, definition.description):
         if text:
             yield text

@@ -31,6 +31,7 @@ from sidecar.effects.analyser import _with_credentials
 from sidecar.effects.catalogue import Catalogue
 from sidecar.effects.model import ENVIRONMENT, Action, Effect, Origin
 from sidecar.effects.paths import PathClasses, class_specs
+from sidecar.effects.secret_output import is_secret_data
 from sidecar.effects.shell_effects import line_effects
 from sidecar.integrity.layout import inside, quotations
 from sidecar.matching.pattern_filter import PatternFilter
@@ -102,13 +103,20 @@ _ADDRESS = [
     r"p\.?s\.?|heads[- ]up|attention)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+|every\s+|each\s+|"
     rf"whichever\s+|whatever\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE})\b",
     # AI model: ... / Assistant, ... / ASSISTANT OVERRIDE: (a role opening a clause)
-    rf"(?i)(?:^|[\n.!?>:;\[(\x22*#/]|\s-\s)\s*((?:the\s+)?(?:[\w-]+\s+)?{_ROLE}(?:\s+(?:override|"
+    rf"(?i)(?:^|[\n.!?>:;\[(\x22*#/]|\s-\s)\s*((?:the\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE}(?:\s+(?:override|"
     r"note|notice|instructions?|message|task|reminder|request|mode))?\s*[:,])",
     # ## For AI coding agents / To the AI assistant editing this file:
     rf"(?i)((?:^|\n)\s*#+\s*(?:[\w-]+\s+){{0,3}}?(?:for|to)\s+(?:the\s+|all\s+|any\s+)?"
     rf"(?:[\w-]+\s+)?{_ROLE}\b|(?:^|[\n.!?*/#>:]\s*)(?:to|for)\s+(?:the|all|any|every|each|"
     rf"whichever|whatever|whoever|you|our|my)\s+"
     rf"(?:[\w-]+\s+)?{_ROLE}\b[^.!?\n,]{{0,40}}:)",
+    # When you summarise this page for the user (the reader acts for someone: a model)
+    r"(?i)\b((?:when|as|while|before|after|once)\s+you\s+(?:summari[sz]e|process|parse|analy[sz]e|"
+    r"translate|answer\s+about|respond\s+to|reply\s+to)\s+(?:this|these|the)\s+(?:page|document|"
+    r"e-?mail|message|file|article|text|content|results?|issue|ticket)s?\s+(?:for|to)\s+the\s+user)\b",
+    # # CLAUDE.md / AGENTS.md / .cursorrules: a file of instructions for coding agents
+    r"(?i)((?:^|\n)\s*#+\s*(?:CLAUDE|AGENTS|AGENT|GEMINI|COPILOT|CODEX|CURSOR|WINDSURF)(?:\.md)?\b|"
+    r"(?:^|\n)\s*#+\s*(?:\.cursorrules|\.windsurfrules|copilot-instructions\.md)\b)",
     # @codex, <@agent>, @some-agent
     r"(?i)(?:^|[\s(<>\[])(@(?:codex|copilot|claude|chatgpt|gemini|cursor|devin|"
     r"[\w-]*(?:agent|assistant|gpt|[-_]ai)))(?:$|[^\w-])",
@@ -143,11 +151,26 @@ _ADDRESS = [
     rf"\s(?:must|should|shall|need\s+to|have\s+to|are\s+(?:required|expected|asked)\s+to)\b))",
     # Hinweis für KI-Assistenten: / Nota para asistentes de IA: / 给AI助手的说明 / AIアシスタントへ:
     rf"(?i)((?:hinweis|notiz|nachricht|anweisung|nota|note|mensaje|aviso|messaggio|avviso|"
+    rf"importante|important|wichtig|atención|atencion|attenzione|"
     rf"примечание|сообщение|указание|uwaga|wiadomość|opmerking|bericht|mesaj)\s+(?:für|fur|para|"
     rf"pour|per|для|dla|voor|aux?|al|ai|agli|alla|için)\s+(?:(?:el|la|los|las|die|den|der|les|le|"
     rf"o|os|as|il|lo|gli|de|het|l')\s*)?(?:[\w-]+\s+)?{_ROLE}|(?:给|致|对)\s*{_ROLE}|"
     rf"{_ROLE}\s*(?:へ|に|への)\s*(?:の)?[:\x{{FF1A}}、]|(?:^|[\n.!?>]\s*)(?:para|pour|für|per|для|dla|voor|"
     rf"an|à)\s+(?:\S+\s+){{0,2}}?{_ROLE}[^.!?\n,]{{0,40}}[:\x{{FF1A}}])",
+    # If this message is processed by an AI email assistant / read by a bot
+    rf"(?i)\b((?:processed|read|handled|parsed|opened|summari[sz]ed|triaged|reviewed|seen)\s+by\s+"
+    rf"(?:an?\s+|the\s+|any\s+|some\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE})\b",
+    # AI assistant assigned to this ticket: / bots tasked with the triage: (a role with a
+    # participle phrase opening a clause)
+    rf"(?i)\b({_ROLE}\s+(?:assigned|tasked|deployed|employed|configured|responsible|asked)\s+"
+    rf"(?:to|on|with|for)\s+[^.:!?\n]{{0,40}}?:)",
+    # (for Copilot/Claude/Gemini agents only) / Step 1 for AI readers:
+    rf"(?i)(\bfor\s+(?:[\w-]+\s*[/,&]\s*){{0,4}}(?:[\w-]+\s+)?{_ROLE}(?:\s+(?:readers?|only|users?))?"
+    rf"\s*[:)])",
+    # [ai-hint] / <agent-note> / ai_agent_directive: (a tag or key naming the reader)
+    r"(?i)([\[<(]\s*(?:ai|llm|agent|assistant|bot)[-_ ]?(?:hint|note|notice|directive|"
+    r"instructions?|task|todo|action)s?\s*[\]>):]|\b(?:ai|llm|agent|assistant)_(?:agent_|"
+    r"assistant_)?(?:directive|instructions?|hint|note|task|action)s?\s*[:=])",
     # The assistant is now authorised to / automated assistants with mailbox access must /
     # the AI agent agrees to (a role as the subject of an obligation)
     rf"(?i)\b((?:the\s+|this\s+|any\s+|all\s+|every\s+|each\s+|an?\s+)?{_ROLE}\s+"
@@ -167,6 +190,9 @@ _ROLE_MARKER = [
     r"<<SYS>>|</?(?:system|system_prompt|instructions|tool_result|function_results|tool_output|"
     r"tool_response|assistant)>|(?:^|\n)\s*#{1,4}\s*(?:new\s+)?system\s+(?:prompt|message|"
     r"instructions?)\b)",
+    # <system-reminder>, <admin_note>, </developer-instructions>
+    r"(?i)(</?\s*(?:system|developer|admin|operator|assistant)[-_](?:reminder|message|prompt|note|"
+    r"notice|instructions?|override|directive)\s*>)",
 ]
 _OVERRIDE_VERB = _slot("override_verbs")
 _INSTRUCTIONS = _slot("instruction_words")
@@ -268,6 +294,13 @@ _RISK: list[tuple[str, str]] = [
         r"phone(?:\s+number)?|address|passport\w*|ssn|social\s+security\s+number))\b",
     ),
     (
+        # What the model holds, handed to a tool: no tool's own purpose
+        "what the model has read",
+        r"(?i)\b(with\s+(?:the\s+)?user'?s\s+(?:full\s+|entire\s+|whole\s+|complete\s+)?(?:message|"
+        r"messages|conversation|prompt|request|chat)|(?:the\s+)?contents\s+of\s+(?:every|each|all)\s+"
+        r"(?:the\s+)?files?\s+you(?:'ve|\s+have)?\s+(?:read|opened|seen))\b",
+    ),
+    (
         "revealing its instructions",
         r"(?i)\b((?:print|reveal|show|output|repeat|leak|send|dump|disclose|paste|share)\w*\s+"
         r"(?:\w+\s+){0,3}?(?:system\s+prompt|initial\s+prompt|hidden\s+prompt|your\s+instructions|"
@@ -278,7 +311,9 @@ _RISK: list[tuple[str, str]] = [
         r"(?i)((?:https?://\S*[?&=]\S*|\b(?:url|link|address)\b)[^.!\n]{0,60}?\b(?:followed\s+by|"
         r"containing|plus|with|appended|\+)\s+(?:the\s+|your\s+|their\s+)?(?:[\w'-]+\s+){0,3}?"
         r"(?:conversation|chat|history|messages|name|e-?mail|address|phone|data|documents|"
-        rf"{_CONFIDENTIAL})|https?://[^\s)]*(?:\$\(|\{{\{{|\$\{{|%7b|<[a-z_]+>|\[[a-z_ ]+\]))",
+        rf"contents|files?|{_CONFIDENTIAL})|https?://[^\s)]*(?:\$\(|\{{\{{|\$\{{|%7b|<[a-z_]+>|"
+        r"\[[a-z_ ]+\])|https?://[^\s)]*[?&][\w-]+=(?:<[^>\n]{1,160}>|[A-Z][A-Z0-9]*_[A-Z0-9_]{3,}|"
+        r"\{[^}\n]{1,80}\}))",
     ),
     (
         "running downloaded code",
@@ -301,7 +336,10 @@ _RISK: list[tuple[str, str]] = [
         r"balance|invoice)\b|(?:transfer|wire|pay|send|buy|purchase|order|donate|add|charge|deposit)\w*\b"
         r"[^.!?\n]{0,60}?(?:[$€£]\s?\d|\d[\d,.]*\s?(?:usd|eur|gbp|dollars|euros|btc|eth)\b|"
         r"gift\s*cards?|bitcoin|crypto|account\s+(?:number\s+|no\.?\s*)?\d{6,}|iban|"
-        r"wallet\s+address))",
+        r"wallet\s+address)|(?:check\s*out|pay|purchase|order|buy)\w*\s+(?:\w+\s+){0,3}?with\s+"
+        r"(?:the\s+|their\s+|your\s+)?(?:saved|stored|default|user'?s)\s+(?:credit\s+|debit\s+)?"
+        r"(?:card|payment\s+method|wallet)|add\s+\d+\s+(?:units?|items?|copies|of\s+these)\s+to\s+"
+        r"(?:the\s+)?(?:user'?s\s+|their\s+|your\s+)?(?:cart|basket))",
     ),
     (
         "safety controls",
@@ -313,11 +351,17 @@ _RISK: list[tuple[str, str]] = [
         r"trail)?|sidecar|policy\s+(?:engine|checks?)|2fa|mfa|protections?|branch\s+protection))\b",
     ),
     (
+        # An agent runtime's own permission modes switched to "ask nothing"
+        "safety controls",
+        r"(bypassPermissions|dangerously[-_]skip[-_]permissions|\x22Bash\(\*\)\x22|--yolo\b|"
+        r"\x22defaultMode\x22\s*:\s*\x22acceptEdits\x22)",
+    ),
+    (
         "privileges",
         r"(?i)\b((?:admin|administrator|owner|root|sudo|superuser)\s+(?:rights|access|privileges|"
         r"permissions|role)|as\s+root|via\s+sudo|with\s+sudo|add\b[^.!?\n]{0,40}?\bas\s+(?:a\s+|an\s+)?"
-        r"(?:collaborator|admin|owner|maintainer|member)|grant\w*\b[^.!?\n]{0,30}?\b(?:access|"
-        r"permissions?|rights)|chmod\s+-?r?\s*[0-7]*7[0-7]{0,2}\b)",
+        r"(?:collaborator|admin|owner|maintainer|member)|grant\w*\s+(?:[\w@.-]+\s+){0,3}?(?:access|"
+        r"permissions?|rights)\s+(?:to|on|for|over)\b|chmod\s+-?r?\s*[0-7]*7[0-7]{0,2}\b)",
     ),
     (
         "changing code or packages",
@@ -358,7 +402,7 @@ _CODE_SPANS = [
     r"```[a-z]*\n?([^`]{1,1000}?)```",
     r"`([^`\n]{2,400})`",
     r"(?m)^\s*\$\s+([^\n]{2,400})",
-    r"(?i)\b(?:run|execute|type|paste|enter)\b[^:\n]{0,40}:\s*([^\n`]{2,400})",
+    r"(?i)\b(?:run|running|execute|executing|type|paste|enter)\b[^:\n]{0,40}:\s*([^\n`]{2,400})",
     r"(?i)(?:^|[\s(])((?:sudo\s+)?(?:curl|wget|bash|sh|chmod|chown|nc|ncat|scp|rsync|"
     r"python3?\s+-c|powershell|iex|rm\s+-|git\s+push|ssh|crontab)\s[^\n`]{2,300})",
 ]
@@ -457,7 +501,7 @@ class IntentAnalyser:
     def findings(self, text: str, scope: str) -> list[Finding]:
         hits = self.hits(text, scope)
         if scope == "tools":
-            return _tool_findings(hits)
+            return _tool_findings(hits, text)
         return _content_findings(hits, text)
 
     def _command_hits(self, text: str) -> Iterator[Hit]:
@@ -470,8 +514,9 @@ class IntentAnalyser:
                 if not command or command in seen:
                     continue
                 seen.add(command)
-                if _described(text, match.start(1)):
-                    continue
+                start = match.start(1)
+                if _described(text, start) or _negated(text, start, start):
+                    continue  # "never run `manage.py flush`" asks for nothing
                 kinds = self._command_risks(command)
                 if kinds:
                     yield Hit(Feature.RISK, match.start(1), match.end(1), "; ".join(kinds))
@@ -483,9 +528,12 @@ class IntentAnalyser:
             command = command[schedule.end() :]
             kinds.add("persistence")
         try:
-            effects = line_effects(analyse(command, budget_seconds=_SHELL_BUDGET), self._catalogue)
+            analysis = analyse(command, budget_seconds=_SHELL_BUDGET)
+            effects = line_effects(analysis, self._catalogue)
         except Exception:  # prose is not shell; what cannot be parsed says nothing
             return []
+        if any(c.program in _PRINTS_ENVIRONMENT and not c.positionals for c in analysis.commands):
+            kinds.add("reading secrets")  # asked of a model, `env` is its tokens, printed
         found = {kind for e in effects.effects for kind in self._effect_risks(e)}
         if _SECRET_VARIABLE.search(command) and any(
             e.action in _HANDS_OVER for e in effects.effects
@@ -500,7 +548,9 @@ class IntentAnalyser:
         elif action is Action.SEND:
             yield "sending data out"
         elif action is Action.READ and (
-            effect.target == ENVIRONMENT or self._classes.classify(effect.target) & _SECRET_CLASSES
+            effect.target == ENVIRONMENT
+            or self._classes.classify(effect.target) & _SECRET_CLASSES
+            or any(map(is_secret_data, effect.data))  # `aws iam create-access-key` prints one
         ):
             yield "reading secrets"
         elif action in (Action.CHMOD, Action.CHOWN, Action.WRITE, Action.DELETE):
@@ -579,15 +629,39 @@ _CONTENT_PAIRS: tuple[tuple[Feature, Feature], ...] = (
 )
 # Tool descriptions address the model by nature: a concrete risky request is enough, except
 # the kinds a tool's own purpose names ("Read a secret from the vault", "Send an email").
+# A messaging tool sends ("Post a message to a channel"), a fetch tool "grants you internet
+# access", a dbt tool "uses ~/.dbt/profiles.yml": a description naming what the tool itself
+# does or reads is no request of the model.
 _TOOL_OWN_PURPOSE = frozenset({"secrets", "the person's data", "destroying things",
                                "pushing or publishing", "calling a tool"})  # fmt: skip
+_TOOL_OWN_FILES = ("home files (",)
+
+
+_PRINTS_ENVIRONMENT = frozenset({"env", "printenv", "export", "declare", "set"})
+
+
+def _summary_send(hit: Hit, text: str) -> bool:
+    """A description whose first sentence says the tool sends ("Post a message to a Slack
+    channel") states its purpose; a send asked for in a later sentence is a request."""
+    if hit.what != "sending data out" or hit.start != 0:
+        return False
+    ends = [i for i in (text.find(". "), text.find(".\n")) if i >= 0]
+    first = text[: min(ends, default=len(text))]
+    return " to " in first and "://" not in first and "@" not in first
+
+
+def _own_purpose(what: str) -> bool:
+    return what in _TOOL_OWN_PURPOSE or what.startswith(_TOOL_OWN_FILES)
 
 
 def _content_findings(hits: list[Hit], text: str) -> list[Finding]:
     found: list[Finding] = []
+    # A quoted override is an example of one (a security article, a test's parameters):
+    # it neither counts alone nor makes a pair.
+    hits = [h for h in hits if h.feature is not Feature.OVERRIDE or not _quoted(text, h.start)]
     # "Ignore your previous instructions" used, not quoted, is an injection by itself.
     for hit in hits:
-        if hit.feature is Feature.OVERRIDE and not _quoted(text, hit.start):
+        if hit.feature is Feature.OVERRIDE:
             found.append(_finding([hit]))
             break
     for first, second in _CONTENT_PAIRS:
@@ -602,11 +676,11 @@ def _content_findings(hits: list[Hit], text: str) -> list[Finding]:
     return _merged(found)
 
 
-def _tool_findings(hits: list[Hit]) -> list[Finding]:
+def _tool_findings(hits: list[Hit], text: str) -> list[Finding]:
     strong = [
         h
         for h in hits
-        if (h.feature is Feature.RISK and h.what not in _TOOL_OWN_PURPOSE)
+        if (h.feature is Feature.RISK and not _own_purpose(h.what) and not _summary_send(h, text))
         or h.feature in (Feature.OVERRIDE, Feature.SECRECY, Feature.ROLE_MARKER, Feature.MENTION)
     ]
     # An own-purpose kind counts when the text also presses or hides (a request, not a use).
@@ -614,7 +688,7 @@ def _tool_findings(hits: list[Hit]) -> list[Finding]:
     for h in hits:
         if (
             h.feature is Feature.RISK
-            and h.what in _TOOL_OWN_PURPOSE
+            and _own_purpose(h.what)
             and any(o.feature in pressing and _close(h, o) for o in hits)
         ):
             strong.append(h)

@@ -26,7 +26,9 @@ _FRAME_WORDS = 5  # words outside quotations for them to be quotations in prose
 
 # An opening quote after a word and a space (or an opening parenthesis, or "= " in code);
 # the closing one of the same kind is looked for on the same line.
-_OPENING = re2.compile(r"(?:[\w.,:;!?)\]]\s+|\(|=\s*)([\x22'\x{201C}\x{2018}«「„])")
+# After a word or a mark and a space, an opening bracket, `=`, markdown emphasis (`*"...`),
+# or an item of a list in code (`[\n    "...",`).
+_OPENING = re2.compile(r"(?:[\w.,:;!?)\]\[{]\s+|[(*_]|=\s*)([\x22'\x{201C}\x{2018}«「„])")
 _CLOSING = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "«": "»", "「": "」",
             "„": "\u201c"}  # fmt: skip
 
@@ -41,6 +43,9 @@ def quotations(text: str) -> list[tuple[int, int]]:
             continue
         if len(spans) >= MAX_QUOTES:
             break
+        before = text[max(0, start - 24) : start].rstrip().rsplit(None, 1)
+        if before and before[-1].startswith("-"):
+            continue  # `sh -c '...'`, `python -c "..."`: a command's argument, not a quotation
         closing = _CLOSING[text[start]]
         line_end = text.find("\n", start)
         limit = min(len(text), start + 1 + _QUOTE_MAX, line_end if line_end >= 0 else len(text))

@@ -31,8 +31,12 @@ _TAG_RUN = re2.compile("[\U000e0000-\U000e007f]+")
 _BIDI = re2.compile("[\u202a-\u202e\u2066-\u2069]")
 # A zero-width character with a Latin letter on both sides (also the joiners: between two
 # Latin letters they have no job to do).
-_ZERO_WIDTH_IN_WORD = re2.compile("[A-Za-z][\u200b-\u200d\u2060\ufeff\u00ad]+[A-Za-z]")
+_ZERO_WIDTH_IN_WORD = re2.compile("[A-Za-z0-9_][\u200b-\u200d\u2060\ufeff\u00ad]+[A-Za-z0-9_]")
+# T h e s e  w o r d s: letters spaced out so that no word matches, words two spaces apart.
+_SPACED_OUT = re2.compile(r"(?:\S {1,2}){12,}\S")
 _SELECTOR_RUN = re2.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{4,}")
+# A run of zero-width characters carries bits (two of them as 0 and 1: "zero-width smuggling").
+_ZERO_WIDTH_RUN = re2.compile("[\u200b-\u200d\u2060\ufeff]{8,}")
 _MIXED_SCRIPT = re2.compile(
     r"[\p{Latin}][\p{Cyrillic}\p{Greek}]|[\p{Cyrillic}\p{Greek}][\p{Latin}]"
 )
@@ -59,7 +63,8 @@ class Revealed(NamedTuple):
 
 def reveal(text: str) -> Revealed:
     if text.isascii():
-        return Revealed(text, ())
+        spaced = _spaced_out(text)
+        return Revealed(f"{text}\n{spaced}" if spaced else text, ())
     signs: list[UnicodeSign] = []
     hidden = _tag_text(text)
     if hidden:
@@ -72,6 +77,11 @@ def reveal(text: str) -> Revealed:
     if split:
         words = ", ".join(escaped(w) for w in split[:3])
         signs.append(UnicodeSign("zero_width", f"{len(split)} inside words ({words})"))
+    runs = _ZERO_WIDTH_RUN.findall(text)
+    smuggled = " ".join(filter(None, (_bits_as_text(run) for run in runs[:8])))
+    if runs and not split:
+        longest = max(len(run) for run in runs)
+        signs.append(UnicodeSign("zero_width", f"a run of {longest}: {smuggled[:120]!r}"))
     selectors = _SELECTOR_RUN.findall(text)
     if selectors:
         longest = max(len(run) for run in selectors)
@@ -85,7 +95,42 @@ def reveal(text: str) -> Revealed:
             plain = _WORD.sub(_latin_if_mixed, plain)
     if hidden:
         plain = f"{plain}\n{hidden}"
+    if smuggled:
+        plain = f"{plain}\n{smuggled}"
+    spaced = _spaced_out(plain)
+    if spaced:
+        plain = f"{plain}\n{spaced}"
     return Revealed(plain, tuple(signs))
+
+
+def _spaced_out(text: str) -> str:
+    """Spaced-out letters closed up (`N o t e  f o r` -> `Note for`), appended for the
+    rules to read; "" when the text has none."""
+    if "  " not in text:
+        return ""
+    found = [
+        " ".join(word.replace(" ", "") for word in str(m.group(0)).split("  "))
+        for m in _SPACED_OUT.finditer(text[:_MAX_SPACED_TEXT])
+    ]
+    return "\n".join(found[:8])
+
+
+_MAX_SPACED_TEXT = 64 * 1024
+
+
+def _bits_as_text(run: str) -> str:
+    """The ASCII a run of two zero-width characters spells as bits, in either order of the
+    two, if one reading is mostly printable; else ""."""
+    kinds = sorted(set(run))
+    if len(kinds) != 2 or len(run) < 16:
+        return ""
+    for zero in kinds:
+        bits = "".join("0" if c == zero else "1" for c in run)
+        decoded = "".join(chr(int(bits[i : i + 8], 2)) for i in range(0, len(bits) - 7, 8))
+        printable = sum(c.isprintable() and c.isascii() for c in decoded)
+        if decoded and printable >= 0.9 * len(decoded):
+            return decoded
+    return ""
 
 
 def _latin_if_mixed(match: re2._Match) -> str:
