@@ -370,7 +370,8 @@ _RISK: list[tuple[str, str]] = [
         r"child_process|eval\()[^!?\n]{0,80}?\b(?:to|into|in)\b|(?:replace|switch|point|change|"
         r"redirect|swap)\w*\b[^.!?\n]{0,60}?\b(?:dependencies|packages|registry|mirror|index)\b|"
         r"(?:registry|mirror|index-url|extra-index-url|pip\.conf|\.npmrc|\.pypirc|\.yarnrc)\b"
-        r"[^.!?\n]{0,80}?(?:https?://|accordingly)|(?:update|edit|modify|change)\w*\s+"
+        r"(?:\s*[=:]\s*|\s+(?:to|at|as)\s+)[^.!?\n(]{0,40}?https?://|(?:registry|mirror|index-url|"
+        r"extra-index-url|pip\.conf|\.npmrc|\.pypirc|\.yarnrc)\b[^.!?\n]{0,80}?accordingly|(?:update|edit|modify|change)\w*\s+"
         r"(?:the\s+)?(?:\.npmrc|\.pypirc|pip\.conf|\.yarnrc|sources\.list))",
     ),
     (
@@ -515,7 +516,7 @@ class IntentAnalyser:
                     continue
                 seen.add(command)
                 start = match.start(1)
-                if _described(text, start) or _negated(text, start, start):
+                if _described(text, start, match.end(1)) or _negated(text, start, start):
                     continue  # "never run `manage.py flush`" asks for nothing
                 kinds = self._command_risks(command)
                 if kinds:
@@ -576,8 +577,10 @@ class IntentAnalyser:
                 continue
             classes = self._classes.classify(path)
             before = text[max(0, match.start(1) - 60) : match.start(1)]
-            if _negated(text, match.start(1), match.start(1)):
-                continue
+            if _negated(text, match.start(1), match.start(1)) or _REFUSED.search(
+                text[match.end(1) : match.end(1) + 80]
+            ):
+                continue  # "files matching .env ... are rejected": a refusal, no request
             if not _PATH_VERB.search(before):
                 if classes & _SECRET_CLASSES:  # named, not yet asked for: weak
                     yield Hit(Feature.MENTION, match.start(1), match.end(1), f"secrets ({path})")
@@ -598,9 +601,24 @@ _PASSIVE = re2.compile(
 )
 
 
-def _described(text: str, start: int) -> bool:
-    """Whether the sentence a quoted command sits in describes it rather than asks for it."""
-    return _PASSIVE.search(text[max(0, start - 100) : start]) is not None
+def _described(text: str, start: int, end: int | None = None) -> bool:
+    """Whether the sentence a quoted command sits in describes it rather than asks for it:
+    passive voice before it, an example of a kind ("commands like `rm -rf /`"), or a
+    refusal after it ("... are rejected by the host")."""
+    before = text[max(0, start - 100) : start]
+    if _PASSIVE.search(before) is not None or _EXAMPLE_OF.search(before[-24:]) is not None:
+        return True
+    after = text[end if end is not None else start : (end or start) + 80]
+    return _REFUSED.search(after) is not None
+
+
+_EXAMPLE_OF = re2.compile(
+    r"(?i)\b(?:like|such\s+as|e\.g\.,?|for\s+example|for\s+instance)\s*[`'\x22]?$"
+)
+_REFUSED = re2.compile(
+    r"(?i)^(?:[^.!?\n]|\.\S){0,60}?\b(?:are|is|will\s+be|get|gets)\s+(?:always\s+)?(?:rejected|refused|"
+    r"blocked|denied|forbidden|prohibited|not\s+allowed|disallowed)\b"
+)
 
 
 def forbids(text: str, end: int) -> bool:
