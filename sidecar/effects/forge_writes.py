@@ -1,4 +1,6 @@
-"""Files written into a repository through a forge's API (a GitHub or GitLab MCP server's
+"""What leaves this machine through a tool that is not a local one.
+
+Files written into a repository through a forge's API (a GitHub or GitLab MCP server's
 `create_or_update_file`, `push_files`) leave this machine: what they hold is sent to the
 forge, and from there to everyone who can read the repository. A `.env` file or a text with
 credentials in it is a credential sent away, not a local write."""
@@ -53,3 +55,46 @@ def forge_sends(
         if data:
             found.append(Effect(Action.SEND, host, data=tuple(data), program="forge file tool"))
     return found
+
+
+# Tools whose calls are messages to a service, not work here: their arguments go to it.
+_LOCAL_FORMS = frozenset({"shell", "files", "code"})
+_MAX_ARGUMENT_TEXT = 256 * 1024
+
+
+def service_of(tool: str, server: str) -> str:
+    """The service a tool talks to, for messages: its MCP server, else its name's prefix
+    (`mcp__slack__post_message` -> slack)."""
+    if server:
+        return server
+    parts = [p for p in tool.split("__") if p]
+    if len(parts) >= 3 and parts[0].lower() == "mcp":
+        return parts[1]
+    return tool
+
+
+def argument_secret_sends(
+    tool: str, server: str, form_kind: str, arguments: Mapping[str, Any], scanner: SecretScanner
+) -> list[Effect]:
+    """A send of credentials to the service when a message-like call (a chat post, an
+    issue, an e-mail, a fetch) carries credentials by their shape in its arguments."""
+    if form_kind in _LOCAL_FORMS:
+        return []
+    text = "\n".join(_strings(arguments))[:_MAX_ARGUMENT_TEXT]
+    kinds = scanner.kinds_in(text) if text else set()
+    if not kinds:
+        return []
+    data = (secret_data(f"{tool} arguments: {', '.join(sorted(kinds))}"),)
+    return [Effect(Action.SEND, service_of(tool, server), data=data, program=tool)]
+
+
+def _strings(value: Any, depth: int = 0) -> list[str]:
+    if depth > 16:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [s for v in value.values() for s in _strings(v, depth + 1)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _strings(v, depth + 1)]
+    return []

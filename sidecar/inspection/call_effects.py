@@ -17,7 +17,7 @@ from sidecar.code import analyse_code
 from sidecar.code.powershell import is_powershell_program, names_windows_path
 from sidecar.effects.adapters import CallForm, FileChange
 from sidecar.effects.analyser import EffectAnalyser, Judged
-from sidecar.effects.forge_writes import forge_host, forge_sends
+from sidecar.effects.forge_writes import argument_secret_sends, forge_host, forge_sends
 from sidecar.effects.hosts import host_of
 from sidecar.effects.kube_context import runs_kubernetes_client
 from sidecar.effects.mentioned_paths import possible_reads
@@ -184,6 +184,9 @@ class CallEffects:
         problems: list[str] = []
         if form.kind == "code":
             effects.extend(self._code(form.language, form.code, analyses, problems))
+        effects.extend(
+            argument_secret_sends(call.name, call.server, form.kind, call.arguments, self._scanner)
+        )
         judged = tuple(self.analyser.judge(effects))
         # A tool no adapter names is read by its arguments for analysis, but what it does
         # is a guess: it is never "only reads" (`deploy{target: prod}` is no read).
