@@ -185,3 +185,15 @@ async def test_credentials_in_a_message_to_a_service_are_denied() -> None:
         "", "mcp__slack__slack_post_message", channel_id="C1", text="deploy 41 is green"
     )
     assert note is ALLOW
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("git add -f .env.production && git commit -m sync && git push origin main", DENY),
+        ("git add src/app.py && git commit -m fix && git push origin main", ALLOW),
+        ("git add .env.example && git commit -m docs && git push", ALLOW),
+    ],
+)
+async def test_a_push_sends_what_the_line_staged(command: str, expected: Verdict) -> None:
+    assert await verdict_of(command) is expected

@@ -56,6 +56,8 @@ class Judged(NamedTuple):
         )
 
 
+_CREDENTIAL_CLASSES = frozenset({"credentials", "key_stores"})
+
 class EffectAnalyser:
     def __init__(
         self,
@@ -101,8 +103,31 @@ class EffectAnalyser:
         if self.packages.active and any(e.action is Action.INSTALL for e in found.effects):
             # Installs of names one edit from a popular package get the flag `typosquat`.
             found = found._replace(effects=self.packages.mark(found.effects))
+        found = self._staged_secrets_pushed(found)
         carried = self._secrets_in_urls(analysis, found.effects)
         return found._replace(effects=found.effects + carried) if carried else found
+
+    def _staged_secrets_pushed(self, found: LineEffects) -> LineEffects:
+        """`git add -f .env && git commit && git push`: the push sends what the line staged;
+        staged credential files become the push's data (other files stay ordinary work)."""
+        pushes = [i for i, e in enumerate(found.effects)
+                  if e.action is Action.SEND and e.program == "git push"]  # fmt: skip
+        if not pushes:
+            return found
+        staged = [
+            e.target
+            for e in found.effects
+            if e.action is Action.READ
+            and e.program == "git add"
+            and self.classes.classify(e.target) & _CREDENTIAL_CLASSES
+        ]
+        if not staged:
+            return found
+        effects = list(found.effects)
+        for index in pushes:
+            push = effects[index]
+            effects[index] = push._replace(data=tuple(dict.fromkeys((*push.data, *staged))))
+        return found._replace(effects=tuple(effects))
 
     def _secrets_in_urls(
         self, analysis: ShellAnalysis, effects: tuple[Effect, ...]
