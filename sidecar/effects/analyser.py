@@ -58,6 +58,7 @@ class Judged(NamedTuple):
 
 _CREDENTIAL_CLASSES = frozenset({"credentials", "key_stores"})
 
+
 class EffectAnalyser:
     def __init__(
         self,
