@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from sidecar.effects.catalogue import Catalogue, effects_of
 from sidecar.effects.model import Action, Effect, Origin
-from sidecar.policy.loader import load_documents
+from sidecar.policy.loader import PolicyError, load_documents
 from sidecar.policy.programs import ProgramSpec
 
 
@@ -313,3 +313,26 @@ def test_what_the_bundled_catalogue_calls_read_only_declares_only_reads() -> Non
 
     programs = load_policy([bundled_policy_dir()]).policy.programs
     assert [c for n, s in programs.items() for c in contradictions(n, s)] == []
+
+
+def test_named_text_patterns_are_used_by_name_across_files() -> None:
+    patterns = "text_patterns:\n  staging: '(?i)\\bstaging\\b'\n"
+    program = (
+        "programs:\n  deployer:\n    text_flags: {staging: '@staging'}\n"
+        "    subcommands:\n      push:\n        text_flags: {also: '@staging'}\n"
+    )
+    loaded = load_documents([("a.yaml", patterns), ("b.yaml", program)])
+    spec = loaded.policy.programs["deployer"]
+    assert spec.text_flags["staging"] == "(?i)\\bstaging\\b"
+    assert spec.subcommands["push"].text_flags["also"] == "(?i)\\bstaging\\b"
+    parsed = Catalogue(loaded.policy.programs).parse("deployer", ("push", "to-staging"))
+    assert parsed is not None and {"staging", "also"} <= parsed.named
+
+
+def test_an_unknown_text_pattern_is_an_error_naming_the_file_and_flag() -> None:
+    program = "programs:\n  deployer:\n    text_flags: {staging: '@nowhere'}\n"
+    with pytest.raises(PolicyError) as raised:
+        load_documents([("b.yaml", program)])
+    assert "b.yaml" in str(raised.value)
+    assert "programs.deployer.text_flags.staging" in str(raised.value)
+    assert "nowhere" in str(raised.value)

@@ -89,7 +89,7 @@ class EffectAnalyser:
         self.packages = PackageNames(policy.packages, tuple(policy_dirs) or (bundled_policy_dir(),))
         # Examples show a rule's logic, whatever hosts an operator allows.
         self._example_judge = EffectJudge(self.rules, self.classes, lambda host: False)
-        self._scanner = SecretScanner()
+        self.scanner = SecretScanner()  # shared with CallEffects: one compile per policy
 
     def problems(self) -> list[str]:
         """Rules naming unknown classes, and examples that do not behave as written."""
@@ -139,7 +139,7 @@ class EffectAnalyser:
         if not hosts:
             return ()
         words = (w for command in analysis.commands for w in command.args if "://" in w)
-        kinds = secrets_in_urls("\n".join(words), self._scanner)
+        kinds = secrets_in_urls("\n".join(words), self.scanner)
         if not kinds:
             return ()
         data = (secret_data(f"a URL: {', '.join(kinds)}"),)

@@ -14,6 +14,7 @@ from sidecar.effects.adapters import FileChange
 from sidecar.effects.model import Action, Effect
 from sidecar.effects.paths import normalise
 from sidecar.effects.secret_output import secret_data
+from sidecar.json_strings import json_strings
 from sidecar.secrets import SecretScanner
 
 _CREDENTIALS = "credentials"
@@ -80,21 +81,9 @@ def argument_secret_sends(
     issue, an e-mail, a fetch) carries credentials by their shape in its arguments."""
     if form_kind in _LOCAL_FORMS:
         return []
-    text = "\n".join(_strings(arguments))[:_MAX_ARGUMENT_TEXT]
+    text = "\n".join(json_strings(arguments))[:_MAX_ARGUMENT_TEXT]
     kinds = scanner.kinds_in(text) if text else set()
     if not kinds:
         return []
     data = (secret_data(f"{tool} arguments: {', '.join(sorted(kinds))}"),)
     return [Effect(Action.SEND, service_of(tool, server), data=data, program=tool)]
-
-
-def _strings(value: Any, depth: int = 0) -> list[str]:
-    if depth > 16:
-        return []
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, Mapping):
-        return [s for v in value.values() for s in _strings(v, depth + 1)]
-    if isinstance(value, (list, tuple)):
-        return [s for v in value for s in _strings(v, depth + 1)]
-    return []

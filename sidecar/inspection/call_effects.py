@@ -29,7 +29,6 @@ from sidecar.effects.written_code import commands_in, cron_commands, fed_file_na
 from sidecar.inspection.model import ToolCall
 from sidecar.inspection.session_flow import SessionFlow
 from sidecar.inspection.shell_calls import ShellCalls
-from sidecar.secrets import SecretScanner
 from sidecar.shell.walk import ShellAnalysis
 from sidecar.shell.walk import analyse as shell_analyse
 from sidecar.state.session_facts import FactStore
@@ -66,7 +65,7 @@ class CallEffects:
     ) -> None:
         self.shell_calls = shell_calls
         self.analyser = analyser
-        self._scanner = SecretScanner()
+        self._scanner = analyser.scanner
         self._lines: dict[str, CallReport] = {}
         self._last: tuple[ToolCall, CallReport] | None = None
         self._flow = (

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sidecar.integrity.unicode import escaped
+from sidecar.json_strings import json_strings
 
 SHOWN_CHARS = 1500  # of each field, in an approval prompt
 
@@ -81,21 +82,7 @@ def texts_of(definition: ToolDefinition) -> Iterator[str]:
             yield text
     for value in (definition.input_schema, definition.output_schema, definition.annotations):
         if value:
-            yield from _strings(value, 0)
-
-
-def _strings(value: Any, depth: int) -> Iterator[str]:
-    if depth > 64:
-        return
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield str(key)
-            yield from _strings(item, depth + 1)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item, depth + 1)
+            yield from json_strings(value, keys=True)
 
 
 def shown(definition: ToolDefinition) -> str:

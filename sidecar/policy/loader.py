@@ -109,7 +109,9 @@ def load_documents(documents: Sequence[tuple[str, str]]) -> LoadedPolicy:
         if data is None:
             continue
         try:
-            Policy.model_validate(data)  # each file alone, so errors point at its lines
+            # Each file alone, so errors point at its lines; it may use the text patterns
+            # earlier files named.
+            Policy.model_validate(data, context={"text_patterns": merged.get("text_patterns")})
         except ValidationError as error:
             problems.extend(problems_from(name, text, error, Policy))
             continue

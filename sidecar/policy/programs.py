@@ -7,7 +7,8 @@ like the rest of the policy (later files add programs or extend a spec). See
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
 import re2
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
@@ -252,3 +253,32 @@ class ProgramSpec(_Strict):
 
 
 ProgramSpec.model_rebuild()
+
+
+def resolve_text_patterns(spec: Any, patterns: Mapping[str, Any], where: str) -> Any:
+    """A raw program spec with each `@name` text flag replaced by the named pattern, in its
+    subcommands too. An unknown name is an error naming where it was used."""
+    if not isinstance(spec, dict):
+        return spec
+    resolved = dict(spec)
+    flags = spec.get("text_flags")
+    if isinstance(flags, dict):
+        resolved["text_flags"] = {
+            flag: _named(value, patterns, f"{where}.text_flags.{flag}")
+            for flag, value in flags.items()
+        }
+    subcommands = spec.get("subcommands")
+    if isinstance(subcommands, dict):
+        resolved["subcommands"] = {
+            name: resolve_text_patterns(sub, patterns, f"{where}.subcommands.{name}")
+            for name, sub in subcommands.items()
+        }
+    return resolved
+
+
+def _named(value: Any, patterns: Mapping[str, Any], where: str) -> Any:
+    if not (isinstance(value, str) and value.startswith("@")):
+        return value
+    if value[1:] not in patterns:
+        raise ValueError(f"{where}: no text pattern named {value[1:]!r} (text_patterns)")
+    return patterns[value[1:]]

@@ -5,13 +5,27 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import re2
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from sidecar.inspection.verdict import Mode
-from sidecar.policy.programs import ActionName, OriginName, ProgramSpec
+from sidecar.policy.programs import (
+    ActionName,
+    OriginName,
+    ProgramSpec,
+    Re2Text,
+    resolve_text_patterns,
+)
 
 OnError = Literal["skip", "require_approval", "deny"]
 VerdictName = Literal["allow", "require_approval", "deny"]
@@ -695,6 +709,11 @@ class Policy(Strict):
     adversary: AdversaryPolicy = AdversaryPolicy()
     context: ContextPolicy = ContextPolicy()
     limits: Limits = Limits()
+    text_patterns: dict[str, Re2Text] = Field(
+        default={},
+        description="Named RE2 patterns that programs' text_flags use by name ('@production'), "
+        "so one idea (what names a production place) is written once.",
+    )
     programs: dict[str, ProgramSpec] = Field(
         default={}, description="The program catalogue: what each program does (effects)."
     )
@@ -710,6 +729,24 @@ class Policy(Strict):
     injection: InjectionPolicy = InjectionPolicy()
     tool_integrity: ToolIntegrityPolicy = ToolIntegrityPolicy()
     packages: PackagePolicy = PackagePolicy()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _named_text_patterns(cls, data: Any, info: ValidationInfo) -> Any:
+        """`@name` in a program's text_flags stands for text_patterns[name], defined in the
+        same file or an earlier one (the loader passes those in as context)."""
+        if not isinstance(data, dict) or not isinstance(data.get("programs"), dict):
+            return data
+        own = data.get("text_patterns") or {}
+        if not isinstance(own, dict):
+            return data  # the field's own validation names the problem
+        earlier = (info.context or {}).get("text_patterns") or {}
+        patterns = {**earlier, **own}
+        programs = {
+            name: resolve_text_patterns(spec, patterns, f"programs.{name}")
+            for name, spec in data["programs"].items()
+        }
+        return {**data, "programs": programs}
 
     @field_validator("effect_rules")
     @classmethod
