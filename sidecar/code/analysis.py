@@ -8,6 +8,7 @@ import logging
 from collections.abc import Callable
 
 from sidecar.code.collector import Nested
+from sidecar.code.data_destruction import data_destruction
 from sidecar.code.generic import analyse_generic
 from sidecar.code.ipython import analyse_ipython
 from sidecar.code.javascript import analyse_javascript
@@ -69,7 +70,9 @@ def _cached(language: str, code: str, depth: int) -> CodeAnalysis:
 
 def _analyse(language: str, code: str, depth: int) -> CodeAnalysis:
     try:
-        return _ANALYSERS[language](code, _analyse, depth)
+        result = _ANALYSERS[language](code, _analyse, depth)
+        destroyed = data_destruction(code)  # ORMs' bulk deletes: named the same everywhere
+        return result._replace(effects=result.effects + tuple(destroyed)) if destroyed else result
     except Exception:  # an analyser's bug must not break the chain: ask instead
         log.exception("analysing %s code failed", language)
         return CodeAnalysis(problems=(f"{language} code could not be analysed",))

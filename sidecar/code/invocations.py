@@ -13,6 +13,7 @@ import base64
 import binascii
 from collections.abc import Callable, Sequence
 
+from sidecar.code.app_consoles import app_console_code
 from sidecar.code.values import b64decode
 from sidecar.shell.walk import STANDARD_INPUT
 
@@ -27,6 +28,9 @@ def code_invocations(
     (a here-document, a here-string), when known."""
     name = program.rsplit("/", 1)[-1].rsplit("\\", 1)[-1].lower()
     name = name.removesuffix(".exe")
+    console = app_console_code(name, args)
+    if console:
+        return console
     reader = _reader(name)
     if reader is None:
         return []

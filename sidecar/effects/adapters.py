@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 import re2
 
+from sidecar.effects.command_templates import render_template
 from sidecar.effects.hosts import URL
 from sidecar.json_depth import deeper_than
 from sidecar.matching.globs import glob_to_re2
@@ -192,6 +193,10 @@ def _read_form(kind: str, adapter: ToolAdapter, arguments: Mapping[str, Any]) ->
         return CallForm(
             "shell", shell=_argv_line([adapter.sql_client, "-c", statement]), adapter=name
         )
+    if kind == "template":
+        # A CLI in disguise: judged as the line it amounts to; a missing argument the line
+        # needs leaves it unknown (the caller asks).
+        return CallForm("shell", shell=render_template(adapter.template, arguments), adapter=name)
     if kind == "none":
         return CallForm("none", adapter=name)
     return _fallback(arguments)

@@ -75,7 +75,7 @@ class EffectAnalyser:
         indexes = GlobSet(
             g for domain in policy.egress.package_indexes for g in (domain, "*." + domain)
         )
-        self.catalogue = Catalogue(policy.programs, indexes.matches)
+        self.catalogue = Catalogue(policy.programs, indexes.matches, policy.text_patterns)
         specs = _with_credentials(class_specs(policy.path_classes), policy.sensitive_paths)
         specs = _with_own_paths(specs, own_paths)
         self.classes = PathClasses(specs, policy.permission.workspace_roots)

@@ -212,8 +212,12 @@ class Catalogue:
         self,
         programs: Mapping[str, ProgramSpec],
         trusted_index: Callable[[str], bool] = lambda host: False,
+        text_patterns: Mapping[str, str] | None = None,
     ) -> None:
         self.trusted_index = trusted_index  # package indexes installs may use unasked
+        # The policy's named patterns ("production"), for places named outside a program's
+        # own words (the host or app a remote command runs on).
+        self.text_patterns = {n: re2.compile(p) for n, p in (text_patterns or {}).items()}
         self._read: BoundedCache[tuple[object, ...], _Read] = BoundedCache(
             _READ_ENTRIES, _READ_BYTES
         )
@@ -223,6 +227,11 @@ class Catalogue:
             self._programs[name] = compiled
             for alias in spec.aliases:
                 self._programs.setdefault(alias, compiled)
+
+    def pattern_matches(self, pattern: str, text: str) -> bool:
+        """Whether the policy's named text pattern (`production`) matches `text`."""
+        compiled = self.text_patterns.get(pattern)
+        return compiled is not None and compiled.search(text) is not None
 
     def __contains__(self, program: str) -> bool:
         return program in self._programs

@@ -55,6 +55,7 @@ from sidecar.effects.secret_output import (
 from sidecar.effects.transfer_scripts import CLIENTS as TRANSFER_CLIENTS
 from sidecar.effects.transfer_scripts import with_sent_files
 from sidecar.shell.printing import printed_text
+from sidecar.shell.remote_runners import REMOTE_VIAS
 from sidecar.shell.walk import (
     ShellAnalysis,
     SimpleCommand,
@@ -138,6 +139,10 @@ def line_effects(
             found.extend(code_effects(command))
         code_found, code_problems = _interpreted(command, catalogue, flow, depth, spawned)
         code_found = _fed_secrets_sent(command, code_found, catalogue, flow)
+        code_found = _in_the_commands_place(code_found, found)
+        if command.via.startswith(REMOTE_VIAS):
+            found = _at_remote_place(found, command.via, catalogue)
+            code_found = _at_remote_place(code_found, command.via, catalogue)
         if code_found or code_problems:
             if flow.cwd:
                 code_found = [rebased(effect, flow.cwd) for effect in code_found]
@@ -389,6 +394,30 @@ def _interpreted(
             if spawned is not None:
                 spawned.extend(sub.spawned)
     return found, problems
+
+
+# Where a command runs code (`RAILS_ENV=production rails runner`, `manage.py shell
+# --settings=...production`), what the code destroys is in that place.
+_PLACES = frozenset({"production"})
+
+
+def _in_the_commands_place(code_found: list[Effect], found: list[Effect]) -> list[Effect]:
+    places = frozenset(flag for e in found for flag in e.flags & _PLACES)
+    if not places or not code_found:
+        return code_found
+    return [
+        e._replace(flags=e.flags | places) if e.action is Action.DESTROY else e for e in code_found
+    ]
+
+
+_REMOTE = frozenset({"remote"})
+
+
+def _at_remote_place(effects: list[Effect], via: str, catalogue: Catalogue) -> list[Effect]:
+    """Effects of a command run elsewhere carry `remote`, and `production` when the place
+    (host, app, pod, namespace, targets) is named as production."""
+    flags = _REMOTE | _PLACES if catalogue.pattern_matches("production", via) else _REMOTE
+    return [e._replace(flags=e.flags | flags) for e in effects]
 
 
 def script_language(path: str) -> str:

@@ -642,7 +642,7 @@ class PackagePolicy(Strict):
 
 AdapterKind = Literal[
     "shell", "write", "edit", "read", "delete", "move", "patch", "fetch", "code", "sql",
-    "mcp_wrapper", "dispatch", "none",
+    "mcp_wrapper", "dispatch", "none", "template",
 ]  # fmt: skip
 
 
@@ -679,6 +679,14 @@ class ToolAdapter(Strict):
         description="sql: the catalogue's client program whose model judges the statement.",
     )
     language_key: str = "language"
+    template: str = Field(
+        default="",
+        description="template: the command line the tool amounts to, from its arguments: "
+        "`kubectl delete {kind} {name} [-n {namespace}] [--context {context}]`. A bracketed "
+        "group is left out when an argument in it is missing; a missing argument outside "
+        "one means the call cannot be told (ask). Values are quoted; `{key:raw}` is not "
+        "(a manifest fed as a here-document).",
+    )
     dispatch_key: str = "command"
     dispatch: dict[str, AdapterKind] = Field(
         default={}, description="dispatch: the kind for each value of dispatch_key."

@@ -15,6 +15,8 @@ from typing import NamedTuple
 
 import re2
 
+from sidecar.shell.remote_runners import REMOTE_RUNNERS, remote_commands
+
 
 class Embedded(NamedTuple):
     script: str
@@ -137,7 +139,7 @@ _DOCKER_EXEC_VALUES = frozenset(
 # Every program this module looks inside.
 PROGRAMS = frozenset({
     "git", "ssh", *INLINE_CODE_OPTIONS, *_AWKS, *_VIMS, *COMMAND_OPTIONS, *_SCRIPT_RUNNERS,
-    *_WINDOWS_COMMAND_OPTIONS, "sed", "gsed", *_CONTAINER_CLIENTS,
+    *_WINDOWS_COMMAND_OPTIONS, "sed", "gsed", *_CONTAINER_CLIENTS, *REMOTE_RUNNERS,
 })  # fmt: skip
 
 
@@ -166,7 +168,11 @@ def embedded_scripts(
     if program in _SEDS:
         return _sed(program, args)
     if program in _CONTAINER_CLIENTS:
-        return _container_exec(program, args), []
+        found = _container_exec(program, args)
+        if found:
+            return found, []
+    if program in REMOTE_RUNNERS or program in _CONTAINER_CLIENTS:
+        return [Embedded(r.script, r.via) for r in remote_commands(program, args)], []
     return _option_values(program, args), []
 
 
@@ -180,6 +186,7 @@ def _container_exec(program: str, args: Sequence[str]) -> list[Embedded]:
             return []
         command = list(args[at + 1 :])
         target = next((w for w in args[args.index("exec") + 1 : at] if not w.startswith("-")), "")
+        target = " ".join([target[:60], *_kube_places(args[:at])])
     else:
         position = 0
         while position < len(args) and args[position].startswith("-"):
@@ -196,6 +203,17 @@ def _container_exec(program: str, args: Sequence[str]) -> list[Embedded]:
     if not command:
         return []
     return [Embedded(shlex.join(command), f"{program} exec {target[:60]}".rstrip())]
+
+
+def _kube_places(words: Sequence[str]) -> list[str]:
+    """The namespace, context and cluster a kubectl command names: where its exec runs."""
+    found: list[str] = []
+    for index, word in enumerate(words):
+        option, equals, value = word.partition("=")
+        if option in ("-n", "--namespace", "--context", "--cluster"):
+            value = value if equals else (words[index + 1] if index + 1 < len(words) else "")
+            found.append(f"{option} {value[:60]}")
+    return found
 
 
 _SEDS = frozenset({"sed", "gsed"})

@@ -39,6 +39,7 @@ from sidecar.shell.embedded_code import (
 from sidecar.shell.embedded_code import PROGRAMS as EMBEDDING_PROGRAMS
 from sidecar.shell.manifests import is_workload, manifest_lines
 from sidecar.shell.printing import printed_text, printf
+from sidecar.shell.remote_runners import REMOTE_VIAS
 from sidecar.shell.wrappers import DEFAULT_WRAPPERS, WrapperSpec, unwrap
 from sidecar.text import valid_text
 
@@ -113,6 +114,7 @@ class _Walk:
     called: set[str] = field(default_factory=set)
     loops: int = 0  # loop bodies being walked per value, nested
     deadline: float = math.inf  # time.perf_counter() value past which the walk gives up
+    remote: str = ""  # the via of the remote place (ssh host, heroku app) being walked, if any
 
 
 class AnalysisBudgetExceeded(Exception):
@@ -217,12 +219,16 @@ def _walk_script(
         # inside a quoted string must not blank the commands after it.
         if not retry.root_node.has_error and _all_heredoc_bodies(retry, ranges):
             tree = retry
-    outer = walk.source
+    outer, outer_remote = walk.source, walk.remote
     walk.source = script
+    if via.startswith(REMOTE_VIAS):
+        walk.remote = via
+    elif walk.remote:
+        via = f"{walk.remote} > {via}"  # `ssh prod 'sh -c ...'`: still on that host
     try:
         _walk_nodes(walk, tree.root_node, depth, via, input_from)
     finally:
-        walk.source = outer
+        walk.source, walk.remote = outer, outer_remote
 
 
 _QUOTED_HEREDOC = re.compile(r"""<<(-?)[ \t]*(?:'([^'\n]+)'|"([^"\n]+)"|\\(\w+))""")
