@@ -36,6 +36,7 @@ ACCUMULATING_KEYS = frozenset(
         "read_only_commands",
         "workspace_roots",
         "effect_rules",
+        "tool_adapters",  # a later file adds adapters; the last one for a name wins
         "combinations",
         # injection.lexicon (41-injection-lexicon.yaml): an operator's file adds words
         "role_words",
