@@ -123,7 +123,14 @@ class CallEffects:
         shell keeps them); its effects are added, never replace the line's own."""
         assert self._flow is not None
         line = found.form.shell if found.form.kind == "shell" else None
-        bound = self._flow.bound_line(session_id, line) if line else None
+        sourced = [
+            c.positionals[0]
+            for a in found.analyses
+            for c in a.commands
+            if c.program in ("source", ".") and c.positionals and type(c.positionals[0]) is str
+        ]
+        cwd = self._flow.shell_directory(session_id) if sourced else ""
+        bound = self._flow.bound_line(session_id, line, sourced, cwd) if line else None
         if bound is None:
             return found
         seen = set(found.effects)

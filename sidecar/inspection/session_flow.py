@@ -280,21 +280,30 @@ class SessionFlow:
                     return tree
         return None
 
-    def bound_line(self, session_id: str, line: str) -> str | None:
+    def bound_line(
+        self, session_id: str, line: str, sourced: Sequence[str] = (), cwd: str = ""
+    ) -> str | None:
         """`line` after the assignments earlier calls made to the variables it uses (a
-        persistent shell keeps them: OpenHands, Claude Code's Bash), or None if it uses none.
-        Its effects are only added to the line's own: a shell that did not keep them sees
-        the variables empty, so nothing may become less strict."""
-        if "$" not in line or not self._facts.has_any(session_id):
+        persistent shell keeps them: OpenHands, Claude Code's Bash) and after the text of
+        files earlier calls wrote that it sources (`source helpers.sh && cleanup "$HOME"`:
+        the functions it calls are defined there), or None if there are none. Its effects
+        are only added to the line's own, so nothing may become less strict."""
+        if not self._facts.has_any(session_id):
             return None
         kept = [
             f
             for f in self._facts.facts(session_id, VARIABLE)
             if f"${f.key}" in line or f"${{{f.key}}}" in line
-        ]
-        if not kept:
+        ] if "$" in line else []  # fmt: skip
+        definitions = []
+        for path in sourced:
+            fact = self._file_fact(session_id, normalise(path), cwd)
+            if fact is not None and fact.kind == FILE and fact.origin == Origin.LITERAL.value:
+                definitions.append(fact.detail)
+        if not kept and not definitions:
             return None
-        return "".join(f"{f.key}={shlex.quote(f.detail)}\n" for f in kept) + line
+        assignments = "".join(f"{f.key}={shlex.quote(f.detail)}\n" for f in kept)
+        return assignments + "".join(d + "\n" for d in definitions) + line
 
     def record(
         self, session_id: str, effects: Sequence[Effect], analyses: Sequence[ShellAnalysis]
