@@ -1044,9 +1044,12 @@ def _with_flow(
         and effect.target not in (STDIN, UNRESOLVED)
         and "project" not in effect.flags  # building a checkout is not running a download
     ):
-        produced = _file_origin(effect.target, flow)
+        # An install names its file as written (`pip install ./x.whl`); files are kept by
+        # their normal path.
+        target = normalise(effect.target) if action is Action.INSTALL else effect.target
+        produced = _file_origin(target, flow)
         if produced is not Origin.FILE and produced is not Origin.NONE:
-            content = flow.contents.get(effect.target, effect.content)
+            content = flow.contents.get(target, effect.content)
             return effect._replace(origin=_strongest([produced, effect.origin]), content=content)
     if action is Action.SEND and (effect.data or input_sources):
         data: list[str] = []

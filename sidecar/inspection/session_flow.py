@@ -191,7 +191,8 @@ class SessionFlow:
             if registry is not None and not self._trusted_index(host_of(registry.detail) or ""):
                 return effect._replace(flags=effect.flags | _CUSTOM_INDEX), []
         if action in _RUNS and effect.target not in (STDIN, UNRESOLVED):
-            fact = self._file_fact(session_id, effect.target, cwd)
+            path = normalise(effect.target) if action is Action.INSTALL else effect.target
+            fact = self._file_fact(session_id, path, cwd)
             if fact is None and "service" in effect.flags:
                 fact = self._unit_fact(session_id, effect.target)
             if fact is None and "manifest" in effect.flags:
