@@ -39,6 +39,10 @@ _DESTROYS = re2.compile(
     r"|\bsequelize\.drop\("
     r"|\.sync\(\s*\{\s*force\s*:\s*true"
     r"|\.dropSchema\(\s*\)"
+    # A driver handed a statement that destroys data: DROP, TRUNCATE, DELETE without WHERE.
+    r"|\.(?:execute|executescript|executemany|exec|query|run|raw|sql)\(\s*(?:text\(\s*)?"
+    r"[rbfRBF]?[\"'`]{1,3}\s*(?i:drop\s+(?:table|database|schema|collection)\b|truncate\b"
+    r"|delete\s+from\s+[a-z0-9_.\"`]+\s*(?:;|[\"'`]))"
     r")"
 )
 _MAX_FOUND = 8

@@ -59,6 +59,12 @@ class CallForm(NamedTuple):
 
 
 _UNKNOWN = CallForm("unknown")
+# Arguments of database tools that say where a statement runs.
+_PLACE_KEYS = frozenset({
+    "project_id", "project", "project_ref", "database", "db", "dbname", "database_name",
+    "connection", "connection_string", "connection_name", "dsn", "url", "host", "server",
+    "instance", "cluster", "env", "environment", "target", "profile", "account",
+})  # fmt: skip
 
 
 class ToolAdapters:
@@ -190,9 +196,16 @@ def _read_form(kind: str, adapter: ToolAdapter, arguments: Mapping[str, Any]) ->
             statement = ";\n".join(statement)
         if not isinstance(statement, str):
             return CallForm("shell", shell=None, adapter=name)  # cannot tell
-        return CallForm(
-            "shell", shell=_argv_line([adapter.sql_client, "-c", statement]), adapter=name
-        )
+        line = _argv_line([adapter.sql_client, "-c", statement])
+        # Where the statement runs (a project, database or host argument): the client's text
+        # flags see it as they see `-h db.prod.internal`, so production is named here too.
+        places = [
+            v for k, v in arguments.items()
+            if str(k).lower() in _PLACE_KEYS and isinstance(v, str) and 0 < len(v) <= 200
+        ]  # fmt: skip
+        if places:
+            line = f"SQL_PLACE={shlex.quote(' '.join(places))} {line}"
+        return CallForm("shell", shell=line, adapter=name)
     if kind == "template":
         # A CLI in disguise: judged as the line it amounts to; a missing argument the line
         # needs leaves it unknown (the caller asks).

@@ -572,10 +572,13 @@ def effects_of(
 
 
 def data_item(word: str) -> str:
-    """What a data option names: `@file`, `name=@file;type=x`, `-`/`@-` (standard input), a
-    plain file (`-T file`); literal data (`-d a=1`) names no file and gives ""."""
+    """What a data option names: `@file`, `name=@file;type=x`, `name=<file` (the file's
+    text as the value), `-`/`@-` (standard input), a plain file (`-T file`); literal data
+    (`-d a=1`) names no file and gives ""."""
     if "=@" in word:
         word = word.split("=@", 1)[1]
+    elif "=<" in word:
+        word = word.split("=<", 1)[1]
     elif word.startswith("@"):
         word = word[1:]
     elif "=" in word or word.startswith(("{", "[")) or " " in word:

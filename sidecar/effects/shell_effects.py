@@ -367,6 +367,9 @@ def _interpreted(
     problems: list[str] = []
     for code_language, code in invocations:
         result = analyse_code(code_language, code)
+        result = result._replace(
+            effects=tuple(in_named_place(list(result.effects), code, catalogue))
+        )
         problems.extend(result.problems)
         # Code that downloads and writes a file: which bytes went where cannot be told, so
         # the file holds the download (`https.get(u, r => r.pipe(fs.createWriteStream(p)))`).
@@ -399,6 +402,18 @@ def _interpreted(
 # Where a command runs code (`RAILS_ENV=production rails runner`, `manage.py shell
 # --settings=...production`), what the code destroys is in that place.
 _PLACES = frozenset({"production"})
+
+
+def in_named_place(effects: list[Effect], code: str, catalogue: Catalogue) -> list[Effect]:
+    """What code destroys is in production when the code names such a place (a host, a
+    database, a connection string): `create_engine('postgresql://db.prod...')`."""
+    if not any(e.action is Action.DESTROY for e in effects):
+        return effects
+    if not catalogue.pattern_matches("production", code):
+        return effects
+    return [
+        e._replace(flags=e.flags | _PLACES) if e.action is Action.DESTROY else e for e in effects
+    ]
 
 
 def _in_the_commands_place(code_found: list[Effect], found: list[Effect]) -> list[Effect]:

@@ -24,7 +24,7 @@ from sidecar.effects.mentioned_paths import possible_reads
 from sidecar.effects.model import STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
 from sidecar.effects.renames import mark_renames
-from sidecar.effects.shell_effects import rebased, script_language
+from sidecar.effects.shell_effects import in_named_place, rebased, script_language
 from sidecar.effects.written_code import commands_in, cron_commands, fed_file_name
 from sidecar.inspection.model import ToolCall
 from sidecar.inspection.session_flow import SessionFlow
@@ -219,7 +219,7 @@ class CallEffects:
         problems.extend(result.problems)
         effects = [
             e._replace(target=normalise(e.target)) if e.action in _PATH_ACTIONS else e
-            for e in result.effects
+            for e in in_named_place(list(result.effects), code, self.analyser.catalogue)
         ]
         for line in result.shell[:32]:
             effects.extend(self._commands([line], analyses))

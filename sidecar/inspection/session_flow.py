@@ -18,6 +18,7 @@ from sidecar.effects.hosts import host_of
 from sidecar.effects.kube_context import switched_to
 from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
+from sidecar.effects.secret_output import is_secret_data
 from sidecar.shell.walk import ShellAnalysis, SimpleCommand
 from sidecar.state.session_facts import Fact, FactStore
 
@@ -342,7 +343,9 @@ class SessionFlow:
             secret_sources = [
                 s
                 for s in effect.data
-                if s == ENVIRONMENT or not _SECRET_CLASSES.isdisjoint(self._classify(s))
+                if s == ENVIRONMENT
+                or is_secret_data(s)  # a credential a command printed (`gh auth token > f`)
+                or not _SECRET_CLASSES.isdisjoint(self._classify(s))
             ]
             if secret_sources:
                 yield Fact(CARRIED, path, "", "\n".join(secret_sources))
