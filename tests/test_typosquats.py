@@ -36,6 +36,10 @@ SQUATS = [
     "cargo install sered",
     "cargo add toikio",
     "gem install faradya",
+    # Names the popularity source undercounts (protect_also): scaffolders, Debian-renamed gems.
+    "npx create-raect-app web",
+    "pnpm dlx craete-vite@latest web",
+    "gem install rials",
 ]
 POPULAR = [
     "npm install lodash",
@@ -44,6 +48,8 @@ POPULAR = [
     "npm i -D @types/node typescript",
     "yarn add express@4",
     "npx create-react-app my-app",
+    "npm create vite@latest web",
+    "gem install rails",
     "pip install requests",
     "pip install 'requests[socks]>=2.31'",
     "pip install python-dateutil==2.9",

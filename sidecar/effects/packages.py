@@ -114,12 +114,13 @@ class Registry:
         used = names[: max(spec.known, spec.protect)]
         normalised = [_entry(name, spec.normalise) for name in used]
         allowed = (package_name(name, spec.normalise) for name in spec.allow)
-        self.known = set(normalised[: spec.known]) | {n for n in allowed if n}
+        also = [n for n in (package_name(x, spec.normalise) for x in spec.protect_also) if n]
+        self.known = set(normalised[: spec.known]) | {n for n in allowed if n} | set(also)
         self.min_length = min_length
         # Each protected name under itself and under each of its one-letter deletions: two
         # names one edit apart share a key (SymSpell's symmetric deletion).
         self._index: dict[str, list[str]] = {}
-        for target in normalised[: spec.protect]:
+        for target in [*normalised[: spec.protect], *also]:
             for key in _deletions(target) | {target}:
                 self._index.setdefault(key, []).append(target)
 

@@ -211,6 +211,12 @@ _OVERRIDE = [
     r"(?i)\b((?:treat|regard|consider|handle)\b[^.!?\n]{0,50}\bas\s+(?:if\s+it\s+(?:came|comes)"
     r"\s+from\s+|coming\s+from\s+|from\s+)?(?:the\s+)?(?:system|developer|administrator|operator)"
     r"(?:\s+prompt)?)\b",
+    # Previous rules from your operator no longer apply / an agent with no restrictions
+    r"(?i)\b((?:previous|prior|earlier|original|old|all|any|existing)\s+(?:[\w-]+\s+){0,3}?"
+    r"(?:rules|instructions|guidelines|directives|restrictions|policies|constraints)\b[^.!?\n]{0,40}?"
+    r"\b(?:no\s+longer\s+apply|(?:are|is)\s+(?:now\s+)?(?:void|revoked|cancell?ed|lifted|"
+    r"suspended|obsolete|overridden|superseded|disabled))|(?:an?\s+)?(?:ai|agent|assistant|model|"
+    r"bot)\s+with\s+no\s+(?:restrictions|limits|rules|filters|guardrails))\b",
     r"(?i)\b(you\s+are\s+now\s+(?:in\s+|an?\s+)?(?:unrestricted|jailbroken|developer|god|admin|"
     r"root|dan|unfiltered|free)|your\s+(?:real|true|actual|new)\s+(?:task|goal|objective|"
     r"instructions?|purpose|job))\b",
@@ -222,7 +228,9 @@ _SECRECY = [
     r"log(?:ging)?|consult(?:ing)?)\b[^.!?\n]{0,12}?\b(?:user|users|human|person|owner|them|him|"
     r"her|finance|admins?|maintainers?|operator|this|that)\b|(?:no\s+need\s+to|without)\s+"
     r"(?:ask|asking|confirm|confirming|check|checking|mention|mentioning|tell|telling)\b|"
-    r"don'?t\s+ask,?\s+just)",
+    r"don'?t\s+ask,?\s+just|(?:do\s+not|don'?t|never)\s+(?:ask|prompt|wait|check\s+with)\s+"
+    r"(?:\w+\s+){0,2}?(?:for\s+)?(?:approval|permission|confirmation|consent|the\s+user|"
+    r"the\s+human|the\s+person|them)|without\s+(?:prompting|approval|confirmation|permission))",
     r"(?i)\b((?:notify|tell|inform|alert)\s+(?:nobody|no\s+one|no-one|none)|"
     r"(?:silently|quietly|secretly|covertly|discreetly|stealthily|invisibly)\s+(?:\w+\s+)?"
     r"(?:send|upload|forward|add|run|execute|delete|remove|copy|post|push|install|include|append|"
@@ -231,13 +239,19 @@ _SECRECY = [
     r"(?:hidden|secret|private)\s+(?:note|instructions?|task|step)|"
     r"the\s+(?:user|human|person)\s+(?:must|should|need|will)\s+(?:not|never)\s+(?:know|see|notice|"
     r"find\s+out)|without\s+(?:their|the\s+user'?s|your\s+user'?s)\s+(?:knowledge|consent|noticing))\b",
-    r"(?i)(ohne\s+(?:es\s+)?(?:zu\s+)?(?:fragen|erwähnen|sagen|benachrichtigen)|sans\s+(?:le\s+)?"
+    r"(?i)(ohne\s+(?:es\s+)?(?:zu\s+)?(?:fragen|erwähnen|sagen|benachrichtigen)|sans\s+(?:le\s+|lui\s+|leur\s+|en\s+)?"
     r"(?:dire|prévenir|demander|mentionner)|sin\s+(?:decir|avisar|preguntar|mencionar)|"
     r"sem\s+(?:avisar|dizer|perguntar|mencionar)|senza\s+(?:dire|avvisare|chiedere)|"
     r"utan\s+att\s+(?:säga|fråga|berätta|meddela)|не\s+(?:говори|сообщай|спрашивай|рассказывай)[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
     r"不要(?:告诉|通知|询问|提及)|(?:言わ|知らせ|伝え)ないで|tajemnic[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|po\s+cichu|"
     r"heimlich|en\s+secret|en\s+secreto|di\s+nascosto|в\s+тайне|тайно|悄悄|秘密に)",
 ]
+_SECRECY.append(
+    # Text styled so a person never sees it: what it says is meant for a model only.
+    r"(?i)(<[a-z][a-z0-9]*\s[^>]{0,120}?style\s*=\s*[\x22'][^\x22'>]{0,120}?(?:display\s*:\s*none|"
+    r"visibility\s*:\s*hidden|font-size\s*:\s*0(?:px|pt|em)?\s*[;\x22']|opacity\s*:\s*0\s*[;\x22']|"
+    r"color\s*:\s*(?:white|#fff(?:fff)?|transparent)\s*[;\x22'])[^>]{0,120}>)"
+)
 _PRESSURE = [
     r"(?i)\b((?:the\s+|your\s+|our\s+)?(?:owner|user|admin(?:istrator)?|maintainers?|ceo|cto|cfo|"
     r"manager|boss|it(?:\s+department)?|security(?:\s+team)?|operator|developer|support|"
@@ -264,6 +278,21 @@ _RECIPIENT = (
 _CONFIDENTIAL = _slot("secret_words")
 _TAKE_VERB = _slot("take_verbs")
 _RISK: list[tuple[str, str]] = [
+    (
+        # "the `license_key` field must contain the contents of ~/.config/x/hosts.json",
+        # "transmets le contenu de ~/.ssh/config": a local file's text handed over.
+        "handing over local files",
+        r"(?i)\b((?:contents?|text|body|contenu|contenido|conte[uú]do|contenuto|inhalt|"
+        r"содержимое|内容)\s+(?:of|de|du|des|von|der|del|di|della|из|の)?\s*(?:the\s+|your\s+|"
+        r"the\s+user'?s\s+|l[ae']\s*|los\s+|las\s+)?(?:files?\s+|fichiers?\s+|archivos?\s+)?"
+        r"(?:~/|\$HOME/|\$\{HOME\}/|/etc/|/home/|/Users/|/root/|/proc/)[^\s'\x22`)]+)",
+    ),
+    (
+        # ![](https://x.example/p.gif?d=BASE64): an image whose address carries data.
+        "sending data out in a link",
+        r"(?i)(!\[[^\]\n]{0,80}\]\(\s*https?://[^)\s]{1,200}?[?&][\w-]{1,30}=(?:\{|\$|<|\[|"
+        r"[A-Z][A-Z0-9_]{3,}\b)[^)\s]{0,200}\))",
+    ),
     (
         "sending data out",
         rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_SEND_VERB}[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-][^\n]{{0,100}}?{_RECIPIENT})",
@@ -365,7 +394,7 @@ _RISK: list[tuple[str, str]] = [
     ),
     (
         "changing code or packages",
-        r"(?i)\b((?:add|insert|inject|append|embed|put|paste|include)\w*\b[^.!?\n]{0,60}?\b(?:script|"
+        r"(?i)\b((?:add|insert|inject|append|embed|put|paste|include)(?:s|ed|ing|ting)?\b[^.!?\n]{0,60}?\b(?:script|"
         r"snippet|tracking|tracker|affiliate|iframe|hook|backdoor|miner|payload|require\(|"
         r"child_process|eval\()[^!?\n]{0,80}?\b(?:to|into|in)\b|(?:replace|switch|point|change|"
         r"redirect|swap)\w*\b[^.!?\n]{0,60}?\b(?:dependencies|packages|registry|mirror|index)\b|"
@@ -405,7 +434,10 @@ _CODE_SPANS = [
     r"(?m)^\s*\$\s+([^\n]{2,400})",
     r"(?i)\b(?:run|running|execute|executing|type|paste|enter)\b[^:\n]{0,40}:\s*([^\n`]{2,400})",
     r"(?i)(?:^|[\s(])((?:sudo\s+)?(?:curl|wget|bash|sh|chmod|chown|nc|ncat|scp|rsync|"
-    r"python3?\s+-c|powershell|iex|rm\s+-|git\s+push|ssh|crontab)\s[^\n`]{2,300})",
+    r"python3?\s+-c|powershell|iex|rm\s+-|git\s+push|ssh|crontab|node\s+-e|pip3?\s+install|"
+    r"npm\s+(?:i|install)|npx|kubectl)\s[^\n`]{2,300})",
+    # "run\n  pip install x && ...": the command on the line after the verb
+    r"(?i)\b(?:run|execute)\s*:?[ \t]*\n[ \t]*([^\n`]{2,400})",
 ]
 # Paths written in text, to judge by class.
 _PATHS = (
@@ -484,6 +516,11 @@ class IntentAnalyser:
                     continue
                 if feature is Feature.RISK and _negated(text, start, end):
                     continue
+                if feature is Feature.PRESSURE and _CONDITION.search(
+                    text[max(0, start - 24) : start]
+                ):
+                    continue  # "only when the user asked": a condition, not a claim
+
                 found.append(Hit(feature, start, end, what))
         if scope == "content":
             # Forbidding or passive: it asks nothing of the reader.
@@ -624,6 +661,9 @@ _REFUSED = re2.compile(
 def forbids(text: str, end: int) -> bool:
     """Whether an address ending at `end` forbids or speaks in the passive."""
     return _FORBIDS.match(text, end, end + 24) is not None
+
+
+_CONDITION = re2.compile(r"(?i)\b(?:only\s+)?(?:when|if|unless|after|once)\s+$")
 
 
 def _negated(text: str, start: int, end: int) -> bool:

@@ -33,6 +33,10 @@ _CLOSING = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "«": "�
             "„": "\u201c"}  # fmt: skip
 
 
+# A YAML or JSON key opening the line before a quoted value (`  ai-ops/notes: "`).
+_DATA_KEY = re2.compile(r"^\s*(?:-\s+)?[\x22']?[\w./@-]+[\x22']?\s*[:=]\s*$")
+
+
 def quotations(text: str) -> list[tuple[int, int]]:
     """Spans of quoted sentences (quote marks included) inside prose."""
     spans: list[tuple[int, int]] = []
@@ -46,8 +50,12 @@ def quotations(text: str) -> list[tuple[int, int]]:
         before = text[max(0, start - 24) : start].rstrip().rsplit(None, 1)
         if before and before[-1].startswith("-"):
             continue  # `sh -c '...'`, `python -c "..."`: a command's argument, not a quotation
+        line_start = text.rfind("\n", 0, start) + 1
+        if _DATA_KEY.match(text[line_start:start]) is not None:
+            continue  # `owner/note: "..."`, `"note": "..."`: a value in data, said as it stands
         closing = _CLOSING[text[start]]
-        line_end = text.find("\n", start)
+        # A quotation may wrap onto the next line of a paragraph, never past a blank line.
+        line_end = text.find("\n\n", start)
         limit = min(len(text), start + 1 + _QUOTE_MAX, line_end if line_end >= 0 else len(text))
         end = text.find(closing, start + 1, limit)
         if end < 0 or (end + 1 < len(text) and text[end + 1].isalnum()):

@@ -29,6 +29,8 @@ _INVISIBLE = re2.compile(
 )
 _TAG_RUN = re2.compile("[\U000e0000-\U000e007f]+")
 _BIDI = re2.compile("[\u202a-\u202e\u2066-\u2069]")
+# What a right-to-left override turns around: up to the pop, the next override or the line end.
+_OVERRIDDEN = re2.compile("\u202e([^\u202a-\u202e\n]+)")
 # A zero-width character with a Latin letter on both sides (also the joiners: between two
 # Latin letters they have no job to do).
 _ZERO_WIDTH_IN_WORD = re2.compile("[A-Za-z0-9_][\u200b-\u200d\u2060\ufeff\u00ad]+[A-Za-z0-9_]")
@@ -95,6 +97,11 @@ def reveal(text: str) -> Revealed:
             plain = _WORD.sub(_latin_if_mixed, plain)
     if hidden:
         plain = f"{plain}\n{hidden}"
+    if "\u202e" in text:
+        # Right-to-left override: the reader sees the characters after it in reverse, so
+        # text written backwards reads forwards. What the reader sees is scanned too.
+        turned = [run[:2000][::-1] for run in _OVERRIDDEN.findall(text)[:8]]
+        plain = "\n".join([plain, *(_INVISIBLE.sub("", r) for r in turned)])
     if smuggled:
         plain = f"{plain}\n{smuggled}"
     spaced = _spaced_out(plain)

@@ -631,6 +631,11 @@ class PackageEcosystem(Strict):
     known: int = Field(default=10_000, ge=0, description="Names this popular never ask.")
     normalise: Literal["npm", "pypi", "cargo", "gem"]
     allow: tuple[str, ...] = Field(default=(), description="More names that never ask.")
+    protect_also: tuple[str, ...] = Field(
+        default=(),
+        description="Popular names the list's source undercounts (scaffolders run with npx, "
+        "gems Debian does not package): protected like the most popular, and never asking.",
+    )
 
 
 class PackagePolicy(Strict):
