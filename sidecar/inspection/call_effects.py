@@ -56,6 +56,9 @@ class CallReport(NamedTuple):
     spawned: tuple[ShellAnalysis, ...] = ()  # command lines code in the call runs now
 
 
+_RECENT_CALLS = 512  # more than a batch holds (Limits.max_tool_calls)
+
+
 class CallEffects:
     def __init__(
         self,
@@ -67,7 +70,10 @@ class CallEffects:
         self.analyser = analyser
         self._scanner = analyser.scanner
         self._lines: dict[str, CallReport] = {}
-        self._last: tuple[ToolCall, CallReport] | None = None
+        # The reports of the calls judged lately, by identity: each inspector of the chain
+        # goes through the whole batch in turn, so a one-entry memory missed every call
+        # after the first inspector (and recorded its facts again).
+        self._recent: dict[int, tuple[ToolCall, str, CallReport]] = {}
         self._flow = (
             SessionFlow(
                 facts,
@@ -82,9 +88,9 @@ class CallEffects:
     def of(self, call: ToolCall, session_id: str = "") -> CallReport:
         """The call's effects, resolved against what earlier calls of the session made
         (and recorded for later calls). Several inspectors ask about the same call in a row."""
-        last = self._last
-        if last is not None and last[0] is call:
-            return last[1]
+        known = self._recent.get(id(call))
+        if known is not None and known[0] is call and known[1] == session_id:
+            return known[2]
         found = self._work_out(call)
         given = normalise(found.form.cwd) if found.form.cwd else ""
         # Two places: the workspace (where the runtime says the agent works; paths below it
@@ -115,7 +121,9 @@ class CallEffects:
             if found.moved_to:
                 # A persistent shell (Claude Code's Bash, OpenHands) stays where `cd` left it.
                 self._flow.moved(session_id, found.moved_to)
-        self._last = (call, found)
+        if len(self._recent) >= _RECENT_CALLS:
+            del self._recent[next(iter(self._recent))]  # the oldest: calls of earlier batches
+        self._recent[id(call)] = (call, session_id, found)
         return found
 
     def _with_kept_variables(self, found: CallReport, session_id: str) -> CallReport:
