@@ -21,11 +21,17 @@ async def verdict_of(line: str) -> Verdict:
     "line",
     ["docker run --rm -v ~/.ssh:/x alpine cat /x/id_rsa",
      "docker run --rm -v /home/user/.aws:/creds:ro alpine cat /creds/credentials",
-     "podman run --mount type=bind,source=/root/.kube,target=/k alpine cat /k/config",
-     "docker run --rm -v ~:/h alpine sh -c 'cat /h/.ssh/*'"],
+     "podman run --mount type=bind,source=/root/.kube,target=/k alpine cat /k/config"],
 )  # fmt: skip
 async def test_a_key_store_mounted_into_a_container_asks(line: str) -> None:
     assert await verdict_of(line) is Verdict.REQUIRE_APPROVAL, line
+
+
+async def test_the_whole_home_mounted_into_a_container_is_denied() -> None:
+    # It holds the sidecar's own state and settings (~/.config/sidecar, ~/.local/state/...)
+    # besides the keys: a container given all of it can change the guard.
+    line = "docker run --rm -v ~:/h alpine sh -c 'cat /h/.ssh/*'"
+    assert await verdict_of(line) is Verdict.DENY
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,7 @@ _APPLESCRIPT = re2.compile(rf"(?i)do\s+shell\s+script\s+({_STRING})")
 _BACKTICKS = re2.compile(r"`([^`\n]+)`")
 
 _SPAWNS = frozenset({
+    "command", "commandcontext",  # Go's exec.Command("sh", "-c", ...)
     "system", "system2", "shell", "execute", "exec", "popen", "spawn", "run", "call",
     "shell_exec", "passthru", "pipeline", "process", "open3", "capture", "spawnsync",
     "execsync", "read_process", "readchomp", "processbuilder", "startprocess",
@@ -46,6 +47,23 @@ _WRITES = frozenset({
 _OPENS = frozenset({"open", "io.open", "file", "fopen", "openfile"})
 _RECURSIVE = re2.compile(r"(?i)recursive|\brf\b|tree|force|_all\b|\bTRUE\b")
 _MAX_CALLS = 256
+# Rust's Command::new("sh").arg("-c").arg("...") / .args(["-c", "..."]): one argv, built up.
+_RUST_COMMAND = re2.compile(
+    rf"Command::new\(\s*({_STRING})\s*\)((?:\s*\.\s*args?\(\s*(?:\[[^\]\n]*\]|&?\[[^\]\n]*\]|{_STRING})"
+    rf"\s*\))*)"
+)
+# A connection out to a literal address: Go's net.Dial("tcp", "h:p"), Rust's
+# TcpStream::connect("h:p"), Java's new Socket("h", p), C#'s TcpClient("h", p).
+_DIAL = re2.compile(
+    rf"(?i)(?:net\.dial(?:timeout)?\(\s*(?:{_STRING})\s*,|tcpstream::connect\(|new\s+socket\(|"
+    rf"tcpclient\(|socket\.connect\(|connect\(\s*\(?)\s*({_STRING})(?:\s*,\s*(\d{{1,5}}))?"
+)
+# A process's standard streams set to something other than a pipe or null: in code that
+# also connects out and starts a shell, that something is the connection.
+_STREAMS_WIRED = re2.compile(
+    r"(?i)\.(?:stdin|stdout|stderr)\s*=\s*[a-z_]\w*|\.std(?:in|out|err)\(\s*(?:unsafe\s*\{\s*)?"
+    r"Stdio::from_raw_fd|from_raw_fd\(|redirectInput\(|getInputStream\(\)|dup2\("
+)
 
 
 def analyse_generic(code: str, nested: Nested, depth: int = 0) -> CodeAnalysis:
@@ -76,6 +94,25 @@ def analyse_generic(code: str, nested: Nested, depth: int = 0) -> CodeAnalysis:
         else:
             continue
         used.add(literal)
+    for match in _RUST_COMMAND.finditer(code):
+        argv = [_unquote(str(match.group(1)))]
+        argv += [_unquote(str(m.group(0))) for m in _STRING_LITERAL.finditer(str(match.group(2)))]
+        out.spawn(_argv_command(argv), "Command::new()")
+        used.add(str(match.group(1)))
+    dialled = False
+    for match in _DIAL.finditer(code):
+        address = _unquote(str(match.group(1)))
+        host, _, port = (
+            address.rpartition(":")
+            if match.group(2) is None
+            else (address, "", str(match.group(2)))
+        )
+        if host:
+            out.connect(host, port, "a connection in code")
+            dialled = True
+    shells = any(line.split(" ", 1)[0].rsplit("/", 1)[-1] in _SHELLS for line in out.shell)
+    if dialled and shells and _STREAMS_WIRED.search(code) is not None:
+        out.stdio_to_socket()  # a shell whose streams are the connection
     for match in _TCL_EXEC.finditer(code):
         out.spawn(str(match.group(1)).strip(), "exec")
     for match in _APPLESCRIPT.finditer(code):
@@ -91,16 +128,20 @@ def analyse_generic(code: str, nested: Nested, depth: int = 0) -> CodeAnalysis:
     return out.result()
 
 
+def _argv_command(argv: list[str]) -> str:
+    """What an argv runs: the script of `sh -c SCRIPT`, else the words as one line."""
+    if argv[0].rsplit("/", 1)[-1] in _SHELLS and len(argv) > 2 and argv[1] in _SCRIPT_FLAGS:
+        return argv[2]
+    return shlex.join(argv)
+
+
 def _command_of(first: str, rest: str) -> str:
     """The command line a process start runs: one string, or an argv of literals
     (`ProcessBuilder("sh", "-c", "curl ... | sh")` runs the script after `-c`)."""
     more = [_unquote(str(m.group(0))) for m in _STRING_LITERAL.finditer(rest)]
     if not more:
         return first
-    argv = [first, *more]
-    if argv[0].rsplit("/", 1)[-1] in _SHELLS and len(argv) > 2 and argv[1] in _SCRIPT_FLAGS:
-        return argv[2]
-    return shlex.join(argv)
+    return _argv_command([first, *more])
 
 
 def _unquote(literal: str) -> str:

@@ -315,7 +315,13 @@ _INTERPRETER_LANGUAGES = {
 }  # fmt: skip
 _SUFFIX_LANGUAGES = {
     ".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
-    ".ts": "javascript", ".rb": "ruby", ".pl": "perl", ".php": "php", ".ps1": "powershell",
+    ".ts": "javascript", ".mts": "javascript", ".cts": "javascript", ".rb": "ruby",
+    ".pl": "perl", ".php": "php", ".ps1": "powershell",
+    # Build scripts in languages read by their literals (sidecar.code.generic): what they
+    # start, delete, write and connect to.
+    ".rs": "generic", ".go": "generic", ".gradle": "generic", ".kts": "generic",
+    ".groovy": "generic", ".java": "generic", ".kt": "generic", ".cs": "generic",
+    ".swift": "generic", ".lua": "generic", ".rake": "ruby",
 }  # fmt: skip
 
 

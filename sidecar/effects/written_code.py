@@ -80,6 +80,8 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
         return git_config_commands(content)
     if name == "tox.ini":
         return tox_commands(content)
+    if name.endswith((".tf", ".tf.json")):
+        return terraform_commands(content)
     if name.endswith(".go"):  # go generate runs these directives
         return [m.strip() for m in _GO_GENERATE.findall(content)]
     if name in ("Makefile", "makefile", "GNUmakefile") or name.endswith(".mk"):
@@ -89,6 +91,26 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
             if line.startswith("\t") and line.strip()
         ]
     return []
+
+
+# Terraform runs programs at plan and apply: `data "external"` runs its `program`, a
+# `local-exec` provisioner its `command`.
+_TF_COMMAND = re2.compile(r'(?m)^\s*command\s*=\s*"((?:[^"\\]|\\.)*)"')
+_TF_PROGRAM = re2.compile(r"(?s)\bprogram\s*=\s*\[([^\]]*)\]")
+_TF_STRING = re2.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def terraform_commands(content: str) -> list[str]:
+    found = [_json_unescape(m) for m in _TF_COMMAND.findall(content[:_MAX_AGENT_CONFIG])]
+    for block in _TF_PROGRAM.findall(content[:_MAX_AGENT_CONFIG]):
+        argv = [_json_unescape(m) for m in _TF_STRING.findall(block)]
+        if not argv:
+            continue
+        shell = argv[0].rsplit("/", 1)[-1] in ("sh", "bash", "zsh", "dash")
+        found.append(
+            argv[2] if shell and len(argv) > 2 and argv[1] in ("-c", "-lc") else shlex.join(argv)
+        )
+    return found
 
 
 # Agent runtimes' own settings: hooks they run around tool calls (Claude Code) and the MCP

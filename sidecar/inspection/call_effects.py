@@ -171,10 +171,12 @@ class CallEffects:
         if cron:
             return self._commands(cron_commands(content), analyses)
         language = script_language(path)
-        if language:
-            return self._code(language, content, analyses, [])
-        # A Makefile or a package.json holds command lines; a script is one.
+        # A Makefile or a package.json holds command lines; a script is one; a Go file
+        # holds both code and the directives `go generate` runs.
         commands = commands_in(path, content)
+        if language:
+            found = self._code(language, content, analyses, [])
+            return found + self._commands(commands, analyses) if commands else found
         if not commands and _is_shell_text(path, content):
             commands = [with_script_path(content, path)]
         return self._commands(commands, analyses)
@@ -312,17 +314,24 @@ class CallEffects:
             return []
         classes = self.analyser.classes.classify(path)
         is_script = content.startswith("#!") or path.endswith(_SHELL_SUFFIXES)
-        if not is_script and RUNS_LATER.isdisjoint(classes) and not commands_in(path, content):
-            return []
         language = script_language(path)
+        commands = commands_in(path, content)
+        if not is_script and RUNS_LATER.isdisjoint(classes) and not commands:
+            if language:
+                # A program's source: what any program may do is its business, but a reverse
+                # shell is malicious in every program, whoever builds and runs it.
+                found = self._code(language, content, analyses, [])
+                return [e._replace(flags=e.flags | _WRITTEN_CODE) for e in found
+                        if "reverse_shell" in e.flags]  # fmt: skip
+            return []
         if language:
-            return [
+            found = [
                 e._replace(flags=e.flags | _WRITTEN_CODE)
                 for e in self._code(language, content, analyses, [])
             ]
+            return found + self._commands(commands, analyses) if commands else found
         # Units, desktop entries, cron tables, plists, package.json scripts, CI, editor
         # tasks, Makefiles and ssh configs hold command lines; a script is one.
-        commands = commands_in(path, content)
         if not commands and _is_shell_text(path, content):
             commands = [with_script_path(content, path)]
         return self._commands(commands, analyses)
