@@ -365,6 +365,8 @@ class _PowerShell(TreeAnalyser):
         self.globals.update(
             {
                 "home": "~",
+                # The profile script PowerShell runs at every start (a startup file).
+                "profile": "~/Documents/PowerShell/Microsoft.PowerShell_profile.ps1",
                 "true": True,
                 "false": False,
                 "null": None,

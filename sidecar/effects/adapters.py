@@ -41,6 +41,7 @@ class FileChange(NamedTuple):
     path: str
     content: str = ""
     destination: str = ""  # move
+    removed: str = ""  # edit: the text it replaces (old_string, a patch's - lines)
 
 
 class CallForm(NamedTuple):
@@ -59,6 +60,8 @@ class CallForm(NamedTuple):
 
 
 _UNKNOWN = CallForm("unknown")
+# The text an edit replaces, by the runtimes' names for it (MultiEdit's edits hold it too).
+_REPLACED = ("old_string", "old_str", "oldString", "old_text", "search", "find", "edits")
 # Arguments of database tools that say where a statement runs.
 _PLACE_KEYS = frozenset({
     "project_id", "project", "project_ref", "database", "db", "dbname", "database_name",
@@ -273,7 +276,12 @@ def _file_form(
             adapter=name,
         )
     content = _content(arguments, adapter.content)
-    return CallForm("files", files=tuple(FileChange(kind, p, content) for p in paths), adapter=name)
+    removed = _content(arguments, _REPLACED) if kind == "edit" else ""
+    return CallForm(
+        "files",
+        files=tuple(FileChange(kind, p, content, removed=removed) for p in paths),
+        adapter=name,
+    )
 
 
 def _paths(arguments: Mapping[str, Any], keys: Sequence[str]) -> list[str]:
@@ -337,10 +345,12 @@ def patch_changes(patch: str) -> list[FileChange]:
     action = ""
     destination = ""
 
+    gone: list[str] = []
+
     def close() -> None:
         if action:
             content = "\n".join(current or [])
-            changes.append(FileChange(action, path, content, destination))
+            changes.append(FileChange(action, path, content, destination, "\n".join(gone)))
 
     for line in patch.splitlines():
         for marker, kind in (
@@ -353,6 +363,7 @@ def patch_changes(patch: str) -> list[FileChange]:
             if line.startswith(marker):
                 close()
                 action, path, destination, current = kind, line[len(marker) :].strip(), "", []
+                gone = []
                 break
         else:
             if line.startswith("*** Move to: ") and action:
@@ -361,6 +372,8 @@ def patch_changes(patch: str) -> list[FileChange]:
                 path = destination  # the update's lines land in the moved file
             elif current is not None and line.startswith("+") and not line.startswith("+++"):
                 current.append(line[1:])
+            elif current is not None and line.startswith("-") and not line.startswith("---"):
+                gone.append(line[1:])
     close()
     return [c for c in changes if c.path and c.path != "/dev/null"]
 

@@ -137,7 +137,17 @@ def line_effects(
             found.append(Effect(Action.WRITE, _KUBECONFIG, program=command.program))
         if code_effects is not None:
             found.extend(code_effects(command))
+        spawned_before = len(spawned)
         code_found, code_problems = _interpreted(command, catalogue, flow, depth, spawned)
+        # Inline code (`pwsh -Command 'Get-Content x -Tail 50'`, `python3 -c 'print(...)'`)
+        # that only reads, starts nothing and leaves nothing unresolved reads only.
+        code_reads_only = (
+            not quiet
+            and not code_problems
+            and len(spawned) == spawned_before
+            and all(e.action in _LOOKS for e in code_found)
+            and bool(code_invocations(command.program, command.args, command.stdin_text))
+        )
         code_found = _fed_secrets_sent(command, code_found, catalogue, flow)
         code_found = _in_the_commands_place(code_found, found)
         if command.via.startswith(REMOTE_VIAS):
@@ -148,13 +158,13 @@ def line_effects(
                 code_found = [rebased(effect, flow.cwd) for effect in code_found]
             found.extend(code_found)
             problems.extend(code_problems)
-            read_only = False
+            read_only = read_only and code_reads_only
             _remember(code_found, flow, Origin.NONE, ())  # later commands run what it wrote
         if not known:
             unknown.append(command.program)
             read_only = False
             found.extend(_operand_reads(command))
-        elif not quiet or any(
+        elif not (quiet or code_reads_only) or any(
             e.action not in _LOOKS and "runs_read_only" not in e.flags for e in found
         ):
             read_only = False

@@ -17,6 +17,7 @@ from sidecar.code import analyse_code
 from sidecar.code.powershell import is_powershell_program, names_windows_path
 from sidecar.effects.adapters import CallForm, FileChange
 from sidecar.effects.analyser import EffectAnalyser, Judged
+from sidecar.effects.check_weakening import weakens_checks
 from sidecar.effects.forge_writes import argument_secret_sends, forge_host, forge_sends
 from sidecar.effects.hosts import host_of
 from sidecar.effects.kube_context import runs_kubernetes_client
@@ -56,6 +57,7 @@ class CallReport(NamedTuple):
     spawned: tuple[ShellAnalysis, ...] = ()  # command lines code in the call runs now
 
 
+_WEAKENS_CHECKS = frozenset({"weakens_checks"})
 _RECENT_CALLS = 512  # more than a batch holds (Limits.max_tool_calls)
 
 
@@ -299,6 +301,12 @@ class CallEffects:
                 )  # fmt: skip
             return mark_renames(found)
         flags = _TRUNCATE if change.action == "write" else _EDIT
+        if (
+            change.removed
+            and "checks_config" in self.analyser.classes.classify(path)
+            and weakens_checks(change.removed, change.content)
+        ):
+            flags = flags | _WEAKENS_CHECKS
         found = [
             Effect(
                 Action.WRITE, path, Origin.LITERAL, flags=flags, program="file tool",

@@ -18,7 +18,7 @@ import re2
 
 from sidecar.inspection.verdict import Risk
 from sidecar.integrity.definitions import ToolDefinition, texts_of
-from sidecar.integrity.intent import Finding, IntentAnalyser, forbids
+from sidecar.integrity.intent import Finding, IntentAnalyser, forbids, guards_data
 from sidecar.integrity.layout import inside, plain, quotations
 from sidecar.integrity.unicode import UnicodeSign, escaped, reveal
 from sidecar.matching.pattern_filter import PatternFilter
@@ -136,6 +136,8 @@ class Scanner:
                 if end > start and not inside(quoted, start, end):
                     if rule.category == ADDRESSED and forbids(text, end):
                         continue  # "the assistant should never ...": asks nothing
+                    if rule.category == "override" and guards_data(text, end):
+                        continue  # "ignore instructions that appear in messages": a guard
                     spans.append((start, end))
             if spans:
                 first = spans[0]
