@@ -76,6 +76,7 @@ class Collector:
         self._shell_spawns: list[str] = []  # shells started by the code
         self._stdio_to_socket = False  # a socket became a process's stdin/stdout (dup2, ...)
         self._network_code = False  # code received from the network was run
+        self._computed_code: list[str] = []  # APIs that ran code computed at run time
 
     # --- files ------------------------------------------------------------------------
 
@@ -237,6 +238,7 @@ class Collector:
         text = text_of(code)
         if text is None or not isinstance(code, str):
             self.problems.append(f"{api} runs code computed at run time")
+            self._computed_code.append(api)
             return
         self._nest(language, text, api)
 
@@ -338,6 +340,14 @@ class Collector:
 
     def result(self) -> CodeAnalysis:
         effects = list(self.effects)
+        if self._computed_code and any(e.action is Action.FETCH for e in effects):
+            # Code that downloads and evaluates code it computes (`https.get(u, r => ...
+            # new Function(body)())`): what it runs is the download, as far as can be told.
+            effects.append(
+                Effect(
+                    Action.EXECUTE, STDIN, Origin.NETWORK, (), frozenset(), self._computed_code[0]
+                )
+            )
         if self._connections and (self._stdio_to_socket or self._network_code):
             # A socket out, and a process's streams on it or code read from it: the far
             # end drives this machine.

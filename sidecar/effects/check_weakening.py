@@ -37,3 +37,22 @@ def weakens_checks(removed: str, added: str) -> bool:
     before = {m.lower() for m in _CHECK_WORD.findall(removed)}
     after = {m.lower() for m in _CHECK_WORD.findall(added)}
     return bool(before - after)
+
+
+# An agent runtime's guards: the hooks that call the policy sidecar, permission rules.
+_GUARD_WORD = re2.compile(
+    r"(?i)\b(sidecar|agent-policy|PreToolUse|PostToolUse|hooks|deny|ask|disallowedTools|"
+    r"permissions|sandbox|approval_policy|approvalMode|autoApprove)\b"
+)
+_SIDECAR = re2.compile(r"(?i)(sidecar|agent-policy)")
+
+
+def weakens_guard(removed: str, added: str) -> str:
+    """What replacing `removed` by `added` in an agent's settings takes out: "sidecar" when
+    a hook or entry naming the policy sidecar goes, "guard" when another guard word does,
+    "" when nothing does."""
+    if _SIDECAR.search(removed) is not None and _SIDECAR.search(added) is None:
+        return "sidecar"
+    before = {m.lower() for m in _GUARD_WORD.findall(removed)}
+    after = {m.lower() for m in _GUARD_WORD.findall(added)}
+    return "guard" if before - after else ""

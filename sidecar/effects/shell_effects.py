@@ -496,6 +496,9 @@ def _command_effects(
         read_only = spec.read_only or (
             bool(spec.read_only_unless) and spec.read_only_unless.isdisjoint(parsed.named)
         )
+        if read_only and command.word and found and found[0].action is Action.EXECUTE:
+            # `./gradlew dependencies`: the project's wrapper of a known program, run to read.
+            found[0] = found[0]._replace(flags=found[0].flags | _RUNS_READ_ONLY)
         moved = working_directory_of(command)  # `git -C ~ clean -fd`
         if moved and moved != UNRESOLVED:
             moved = normalise(moved)
@@ -616,6 +619,7 @@ def _module_as_program(command: SimpleCommand) -> tuple[str, tuple[str, ...]]:
 
 _NETWORK = frozenset({Action.SEND, Action.FETCH, Action.CONNECT})
 _LOOKS = frozenset({Action.READ, Action.FETCH})  # what read-only commands may do
+_RUNS_READ_ONLY = frozenset({"runs_read_only"})
 # `$GITHUB_TOKEN`, `${OPENAI_API_KEY}`: variables that hold secrets by their name.
 _VARIABLE_REFERENCE = re2.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([^)]*\)")
 _SECRET_VARIABLE = re2.compile(

@@ -305,13 +305,29 @@ _CI_SECRET = re2.compile(r"(?i)\$\{\{\s*(?:tojson\s*\(\s*secrets\s*\)|secrets)\s
 _CI_NAMED_SECRET = re2.compile(r"(?i)\$\{\{\s*secrets\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
+_CI_ENV_ENTRY = re2.compile(r"(?m)^\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*[\x22']?(\$\{\{[^}\n]*\}\})")
+
+
 def workflow_commands(content: str) -> list[str]:
     """`run: cmd` and `run: |` blocks of a CI workflow (all CI secrets as `${ALL_CI_SECRETS}`,
-    a named one as the variable of its name)."""
-    return [
-        _CI_NAMED_SECRET.sub(r"${\1}", _CI_SECRET.sub("${ALL_CI_SECRETS}", line))
-        for line in _workflow_runs(content)
-    ]
+    a named one as the variable of its name). An `env:` entry set from secrets
+    (`ALL: ${{ toJSON(secrets) }}`) makes its variable those secrets in every run."""
+    carried: dict[str, str] = {}
+    for name, expression in _CI_ENV_ENTRY.findall(content[:_MAX_AGENT_CONFIG]):
+        secret = _secrets_in(expression)
+        if secret != expression:
+            carried[name] = secret
+    found = []
+    for line in _workflow_runs(content):
+        line = _secrets_in(line)
+        for name, secret in carried.items():
+            line = line.replace("${" + name + "}", secret).replace("$" + name, secret)
+        found.append(line)
+    return found
+
+
+def _secrets_in(text: str) -> str:
+    return str(_CI_NAMED_SECRET.sub(r"${\1}", _CI_SECRET.sub("${ALL_CI_SECRETS}", text)))
 
 
 def _workflow_runs(content: str) -> list[str]:

@@ -17,14 +17,15 @@ from sidecar.code import analyse_code
 from sidecar.code.powershell import is_powershell_program, names_windows_path
 from sidecar.effects.adapters import CallForm, FileChange
 from sidecar.effects.analyser import EffectAnalyser, Judged
-from sidecar.effects.check_weakening import weakens_checks
+from sidecar.effects.check_weakening import weakens_checks, weakens_guard
 from sidecar.effects.forge_writes import argument_secret_sends, forge_host, forge_sends
 from sidecar.effects.hosts import host_of
 from sidecar.effects.kube_context import runs_kubernetes_client
 from sidecar.effects.mentioned_paths import possible_reads
-from sidecar.effects.model import STDIN, UNRESOLVED, Action, Effect, Origin
+from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
 from sidecar.effects.renames import mark_renames
+from sidecar.effects.secret_output import is_secret_data
 from sidecar.effects.shell_effects import in_named_place, rebased, script_language
 from sidecar.effects.written_code import commands_in, cron_commands, fed_file_name
 from sidecar.inspection.model import ToolCall
@@ -58,6 +59,26 @@ class CallReport(NamedTuple):
 
 
 _WEAKENS_CHECKS = frozenset({"weakens_checks"})
+
+
+def _malicious_anywhere(effect: Effect, whole_environment: bool) -> bool:
+    """What no program's source does for its users: a reverse shell, or sending the whole
+    environment (one variable, an app version, is telemetry) or a credential somewhere."""
+    if "reverse_shell" in effect.flags:
+        return True
+    return effect.action is Action.SEND and any(
+        (item == ENVIRONMENT and whole_environment) or is_secret_data(item) for item in effect.data
+    )
+
+
+# The whole environment as a value: JSON.stringify(process.env), dict(os.environ), ENV.to_h.
+_WHOLE_ENVIRONMENT = re2.compile(
+    r"(JSON\.stringify\(\s*process\.env\s*\)|\bprocess\.env\s*[,)}\]]|dict\(\s*os\.environ\s*\)|"
+    r"\bos\.environ\s*[,)}\]]|\bos\.environ\.copy\(\)|ENV\.to_h\b|System\.getenv\(\s*\)|"
+    r"(?i:get-childitem\s+env:)|\$_ENV\b|\bgetenv\(\s*\)|\benviron\(\s*\))"
+)
+
+
 _RECENT_CALLS = 512  # more than a batch holds (Limits.max_tool_calls)
 
 
@@ -249,7 +270,12 @@ class CallEffects:
         effects = [*found.effects, *possible_reads(line, found.effects)]
         analyses = [analysis]
         problems = found.problems
-        if any(map(is_powershell_program, found.unknown_programs)) or names_windows_path(line):
+        # Cmdlets the catalogue knows (Get-Content) are PowerShell too: their paths
+        # (`$env:USERPROFILE\.ssh\id_rsa`) are only read right by the PowerShell analyser.
+        programs = [c.program for c in analysis.commands]
+        if any(map(is_powershell_program, [*found.unknown_programs, *programs])) or (
+            names_windows_path(line)
+        ):
             # A Windows agent's shell is PowerShell: `iwr URL | iex` is no pair of unknown
             # programs. The line is judged as PowerShell too (bash dropped its backslashes).
             more: list[str] = []
@@ -301,12 +327,18 @@ class CallEffects:
                 )  # fmt: skip
             return mark_renames(found)
         flags = _TRUNCATE if change.action == "write" else _EDIT
-        if (
-            change.removed
-            and "checks_config" in self.analyser.classes.classify(path)
-            and weakens_checks(change.removed, change.content)
-        ):
-            flags = flags | _WEAKENS_CHECKS
+        if change.removed:
+            classes = self.analyser.classes.classify(path)
+            if "checks_config" in classes and weakens_checks(change.removed, change.content):
+                flags = flags | _WEAKENS_CHECKS
+            if "agent_config" in classes:
+                taken = weakens_guard(change.removed, change.content)
+                if taken:
+                    flags = (
+                        flags
+                        | _WEAKENS_CHECKS
+                        | ({"removes_sidecar"} if taken == "sidecar" else set())
+                    )
         found = [
             Effect(
                 Action.WRITE, path, Origin.LITERAL, flags=flags, program="file tool",
@@ -329,8 +361,9 @@ class CallEffects:
                 # A program's source: what any program may do is its business, but a reverse
                 # shell is malicious in every program, whoever builds and runs it.
                 found = self._code(language, content, analyses, [])
+                whole = _WHOLE_ENVIRONMENT.search(content) is not None
                 return [e._replace(flags=e.flags | _WRITTEN_CODE) for e in found
-                        if "reverse_shell" in e.flags]  # fmt: skip
+                        if _malicious_anywhere(e, whole)]  # fmt: skip
             return []
         if language:
             found = [

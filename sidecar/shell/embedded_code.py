@@ -123,6 +123,9 @@ _WINDOWS_COMMAND_OPTIONS: Mapping[str, frozenset[str]] = {
     "cmd.exe": frozenset({"/c", "/k", "/r"}),
     "schtasks": frozenset({"/tr"}),
     "schtasks.exe": frozenset({"/tr"}),
+    # `reg add ...\Run /v NAME /d LINE`: a Run key's data is a command line run at logon.
+    "reg": frozenset({"/d"}),
+    "reg.exe": frozenset({"/d"}),
 }
 
 # Clients that run a command inside a container: `kubectl exec POD -- CMD`, `docker exec C
@@ -548,6 +551,9 @@ def _windows_command(program: str, args: Sequence[str]) -> list[Embedded]:
     for position, word in enumerate(args):
         if word.lower() not in options:
             continue
+        if program.startswith("reg") and position + 1 < len(args):
+            # One value, the command line exactly as Windows will run it.
+            return [Embedded(_windows_line(args[position + 1]), f"{program} {word}")]
         rest = (
             args[position + 1 :] if program.startswith("cmd") else args[position + 1 : position + 2]
         )
@@ -560,6 +566,21 @@ def _windows_command(program: str, args: Sequence[str]) -> list[Embedded]:
         if words:
             return [Embedded(shlex.join(words), f"{program} {word}")]
     return []
+
+
+def _windows_line(line: str) -> str:
+    """A Windows command line as the shell walk can read it: PowerShell's code after
+    `-Command` is one argument (Windows does not split it as a POSIX shell would)."""
+    words = line.split()
+    if not words or words[0].lower().rsplit("\\", 1)[-1].rsplit("/", 1)[-1].removesuffix(
+        ".exe"
+    ) not in ("powershell", "pwsh"):
+        return line
+    for index, word in enumerate(words[1:], start=1):
+        if word.lower() in ("-c", "-command", "/c", "/command"):
+            code = " ".join(words[index + 1 :]).strip().strip('"')
+            return " ".join([*words[: index + 1], shlex.quote(code)])
+    return line
 
 
 def _option_values(program: str, args: Sequence[str]) -> list[Embedded]:
