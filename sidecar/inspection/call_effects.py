@@ -272,8 +272,10 @@ class CallEffects:
         problems = found.problems
         # Cmdlets the catalogue knows (Get-Content) are PowerShell too: their paths
         # (`$env:USERPROFILE\.ssh\id_rsa`) are only read right by the PowerShell analyser.
-        programs = [c.program for c in analysis.commands]
-        if any(map(is_powershell_program, [*found.unknown_programs, *programs])) or (
+        # Only Verb-Noun names: a POSIX program that is also a PowerShell alias (echo, ls)
+        # makes no line PowerShell.
+        cmdlets = [c.program for c in analysis.commands if "-" in c.program]
+        if any(map(is_powershell_program, [*found.unknown_programs, *cmdlets])) or (
             names_windows_path(line)
         ):
             # A Windows agent's shell is PowerShell: `iwr URL | iex` is no pair of unknown
