@@ -286,6 +286,15 @@ async def test_a_cluster_secret_saved_then_published_as_a_gist_is_denied(
     assert await _last_verdict(engine, "gist-secret", steps) is Verdict.DENY
 
 
+async def test_a_sql_script_written_earlier_is_judged_where_it_runs(engine: PolicyEngine) -> None:
+    write = _write(".tmp/cleanup.sql", "-- old objects\nDROP SCHEMA billing CASCADE;\n")
+    prod = _bash('psql "$PROD_DATABASE_URL" -v ON_ERROR_STOP=1 -f .tmp/cleanup.sql')
+    assert await _last_verdict(engine, "sql-prod", [write, prod]) is Verdict.DENY
+    seed = _write("db/seed.sql", "INSERT INTO users (name) VALUES ('a');\n")
+    local = _bash("psql -h localhost app_test -f db/seed.sql")
+    assert await _last_verdict(engine, "sql-seed", [seed, local]) is Verdict.ALLOW
+
+
 async def test_a_download_installed_by_a_later_call_however_spelled(engine: PolicyEngine) -> None:
     steps = [
         _bash("curl -sLO http://files.example.cc/tool-1.0-py3-none-any.whl"),

@@ -9,6 +9,7 @@ as the code it is: a reverse shell saved to deploy.sh is a reverse shell.
 
 from __future__ import annotations
 
+import shlex
 from typing import NamedTuple
 
 import re2
@@ -193,6 +194,10 @@ class CallEffects:
         code it holds goes to `analyses`)."""
         if cron:
             return self._commands(cron_commands(content), analyses)
+        if path.endswith(".sql"):
+            # A SQL script a database client runs: its statements, as the client's model
+            # reads them (DROP, TRUNCATE and DELETE without WHERE destroy data).
+            return self._commands([f"psql -c {shlex.quote(content[:_MAX_CONTENT])}"], analyses)
         language = script_language(path)
         # A Makefile or a package.json holds command lines; a script is one; a Go file
         # holds both code and the directives `go generate` runs.

@@ -33,6 +33,7 @@ _MAX_VARIABLE = 1024  # longer values are not kept
 CWD = "cwd"
 KUBE = "kube"  # the Kubernetes context a call made current (kept in the kubeconfig file)
 _RUNS = frozenset({Action.EXECUTE, Action.INSTALL, Action.PERSIST})
+_PLACES = frozenset({"production"})
 _HIDDEN = frozenset({Origin.NETWORK, Origin.DECODED})
 _SECRET_CLASSES = frozenset({"credentials", "key_stores", "environment"})
 MAX_RECORDED_CONTENT = 64 * 1024
@@ -209,8 +210,15 @@ class SessionFlow:
                 unit = fact.key.rpartition("/")[2] != effect.target.rpartition("/")[2]
                 path = fact.key if unit else effect.target
                 cron = action is Action.PERSIST and not unit
+                # What the file destroys is in the place the command named (`psql
+                # "$PROD_URL" -f cleanup.sql`).
+                place = effect.flags & _PLACES
                 extra = [
-                    e._replace(flags=e.flags | _FROM_SESSION)
+                    e._replace(
+                        flags=e.flags
+                        | _FROM_SESSION
+                        | (place if e.action is Action.DESTROY else set())
+                    )
                     for e in self._code_effects(path, fact.detail, cron, analyses)
                 ]
                 return effect, extra
