@@ -52,6 +52,7 @@ def data_destruction(code: str) -> list[Effect]:
     """Destroy effects on a database for the bulk deletes and drops in `code`."""
     found: list[Effect] = []
     seen: set[str] = set()
+    code = code.encode("utf-8", "surrogatepass").decode("utf-8", "replace")  # RE2 reads UTF-8
     for match in _DESTROYS.finditer(code):
         call = match.group(1).strip()[:80]
         if call in seen:

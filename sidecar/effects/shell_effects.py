@@ -418,6 +418,7 @@ def _interpreted(
 # Where a command runs code (`RAILS_ENV=production rails runner`, `manage.py shell
 # --settings=...production`), what the code destroys is in that place.
 _PLACES = frozenset({"production"})
+_EVERYDAY = frozenset({"everyday"})
 
 
 def in_named_place(effects: list[Effect], code: str, catalogue: Catalogue) -> list[Effect]:
@@ -425,11 +426,13 @@ def in_named_place(effects: list[Effect], code: str, catalogue: Catalogue) -> li
     database, a connection string): `create_engine('postgresql://db.prod...')`."""
     if not any(e.action is Action.DESTROY for e in effects):
         return effects
-    if not catalogue.pattern_matches("production", code):
+    if catalogue.pattern_matches("production", code):
+        place = _PLACES
+    elif catalogue.pattern_matches("disposable_data", code):
+        place = _EVERYDAY  # `sqlite3.connect('test.db')`, `:memory:`, localhost: dev data
+    else:
         return effects
-    return [
-        e._replace(flags=e.flags | _PLACES) if e.action is Action.DESTROY else e for e in effects
-    ]
+    return [e._replace(flags=e.flags | place) if e.action is Action.DESTROY else e for e in effects]
 
 
 def _in_the_commands_place(code_found: list[Effect], found: list[Effect]) -> list[Effect]:
