@@ -229,9 +229,9 @@ _SECRECY = [
     r"log(?:ging)?|consult(?:ing)?)\b[^.!?\n]{0,12}?\b(?:user|users|human|person|owner|them|him|"
     r"her|finance|admins?|maintainers?|operator|this|that|it)\b|(?:no\s+need\s+to|without)\s+"
     r"(?:ask|asking|confirm|confirming|check|checking|mention|mentioning|tell|telling)\b|"
-    r"don'?t\s+ask,?\s+just|(?:do\s+not|don'?t|never)\s+(?:ask|prompt|wait|check\s+with)\s+"
+    r"don'?t\s+ask,?\s+just|(?:do\s+not|don'?t)\s+(?:ask|prompt|wait|check\s+with)\s+"
     r"(?:\w+\s+){0,2}?(?:for\s+)?(?:approval|permission|confirmation|consent|the\s+user|"
-    r"the\s+human|the\s+person|them)|without\s+(?:prompting|approval|confirmation|permission))",
+    r"the\s+human|the\s+person)|without\s+(?:prompting|approval|confirmation|permission))",
     r"(?i)\b((?:notify|tell|inform|alert)\s+(?:nobody|no\s+one|no-one|none)|"
     r"(?:silently|quietly|secretly|covertly|discreetly|stealthily|invisibly)\s+(?:\w+\s+)?"
     r"(?:send|upload|forward|add|run|execute|delete|remove|copy|post|push|install|include|append|"
