@@ -529,3 +529,25 @@ async def test_a_project_wrapper_that_only_describes_the_build_does_not_ask() ->
     command = "./gradlew :api:dependencies --configuration runtimeClasspath"
     decision = await _SMART.inspect("sixth-gradlew", [ToolCall("1", "shell", {"command": command})])
     assert decision.verdicts[0].verdict is ALLOW
+
+
+@pytest.mark.parametrize(
+    ("command", "workdir", "expected"),
+    [
+        # Infrastructure tools act on the environment their working directory names.
+        ("terraform apply -auto-approve", "/src/acme/infra/envs/prod", ASK),
+        ("terraform destroy -auto-approve", "/src/acme/infra/envs/prod", DENY),
+        ("terraform apply -auto-approve", "/src/acme/infra/envs/dev", ALLOW),
+        ("terraform plan", "/src/acme/infra/envs/prod", ALLOW),
+        # Other programs' places are their own words, not the folder's name.
+        ("kubectl delete pod api-7d9f", "/src/prod-tools", ALLOW),
+    ],
+)
+async def test_infrastructure_tools_act_where_they_run(
+    command: str, workdir: str, expected: Verdict
+) -> None:
+    arguments = {"command": ["bash", "-lc", command], "workdir": workdir}
+    decision = await _ENGINE.inspect(
+        f"sixth-dir-{command}-{workdir}", [ToolCall("1", "shell", arguments)]
+    )
+    assert decision.verdicts[0].verdict is expected

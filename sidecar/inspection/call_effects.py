@@ -19,6 +19,7 @@ from sidecar.code.powershell import is_powershell_program, names_windows_path
 from sidecar.effects.adapters import CallForm, FileChange
 from sidecar.effects.analyser import EffectAnalyser, Judged
 from sidecar.effects.check_weakening import weakens_checks, weakens_guard
+from sidecar.effects.directory_places import in_directory_place
 from sidecar.effects.forge_writes import argument_secret_sends, forge_host, forge_sends
 from sidecar.effects.hosts import host_of
 from sidecar.effects.kube_context import runs_kubernetes_client
@@ -133,6 +134,7 @@ class CallEffects:
             effects = tuple(resolved[0]) if resolved is not None else found.effects
             if here:
                 effects = tuple(rebased(e, here) for e in effects)
+                effects = tuple(in_directory_place(effects, here, self.analyser.catalogue))
             found = found._replace(
                 effects=effects, judged=tuple(self.analyser.judge(effects, workspace))
             )
