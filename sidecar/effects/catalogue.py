@@ -95,6 +95,7 @@ class CompiledProgram:
     unknown_subcommand: str
     text_flags: tuple[tuple[str, re2._Regexp], ...] = ()
     runs_command: bool = False
+    place_is_directory: bool = False
     single_dash_words: bool = False
     read_only_when: frozenset[str] = frozenset()
     read_only_twin: CompiledProgram | None = None  # the same spec, read-only
@@ -159,6 +160,7 @@ def _compile(
         unknown_subcommand=spec.unknown_subcommand,
         text_flags=tuple(text_flags.items()),
         runs_command=spec.runs_command,
+        place_is_directory=spec.place_is_directory,
         read_only_when=frozenset(spec.read_only_when),
         prints_secrets=inherited_secrets + compile_secret_outputs(spec.prints_secrets),
     )

@@ -8,6 +8,7 @@ not the names of programs. These are plain immutable values, cheap to build and 
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from typing import NamedTuple
 
 
@@ -72,6 +73,15 @@ class Effect(NamedTuple):
 
     def has(self, flag: str) -> bool:
         return flag in self.flags
+
+
+# The flag of effects in a place named as production (a host, an app, a cluster, a folder).
+PRODUCTION = frozenset({"production"})
+
+
+def destroys_in(effects: Sequence[Effect], place: frozenset[str]) -> list[Effect]:
+    """`effects` with the destroy effects flagged as being in `place`."""
+    return [e._replace(flags=e.flags | place) if e.action is Action.DESTROY else e for e in effects]
 
 
 class CodeAnalysis(NamedTuple):

@@ -23,7 +23,16 @@ from sidecar.effects.image_names import shadowed_official
 from sidecar.effects.inserted_text import PROGRAMS as INSERTING_EDITORS
 from sidecar.effects.inserted_text import with_inserted_text
 from sidecar.effects.kube_context import context_words, disguises_context, switched_to
-from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
+from sidecar.effects.model import (
+    ENVIRONMENT,
+    PRODUCTION,
+    STDIN,
+    UNRESOLVED,
+    Action,
+    Effect,
+    Origin,
+    destroys_in,
+)
 from sidecar.effects.own_endpoints import with_loopback_ports
 from sidecar.effects.package_sources import (
     BENIGN,
@@ -415,9 +424,6 @@ def _interpreted(
     return found, problems
 
 
-# Where a command runs code (`RAILS_ENV=production rails runner`, `manage.py shell
-# --settings=...production`), what the code destroys is in that place.
-_PLACES = frozenset({"production"})
 _EVERYDAY = frozenset({"everyday"})
 
 
@@ -427,21 +433,18 @@ def in_named_place(effects: list[Effect], code: str, catalogue: Catalogue) -> li
     if not any(e.action is Action.DESTROY for e in effects):
         return effects
     if catalogue.pattern_matches("production", code):
-        place = _PLACES
-    elif catalogue.pattern_matches("disposable_data", code):
-        place = _EVERYDAY  # `sqlite3.connect('test.db')`, `:memory:`, localhost: dev data
-    else:
-        return effects
-    return [e._replace(flags=e.flags | place) if e.action is Action.DESTROY else e for e in effects]
+        return destroys_in(effects, PRODUCTION)
+    if catalogue.pattern_matches("disposable_data", code):
+        return destroys_in(effects, _EVERYDAY)  # `connect('test.db')`, `:memory:`: dev data
+    return effects
 
 
 def _in_the_commands_place(code_found: list[Effect], found: list[Effect]) -> list[Effect]:
-    places = frozenset(flag for e in found for flag in e.flags & _PLACES)
-    if not places or not code_found:
-        return code_found
-    return [
-        e._replace(flags=e.flags | places) if e.action is Action.DESTROY else e for e in code_found
-    ]
+    """Where a command runs code (`RAILS_ENV=production rails runner`, `manage.py shell
+    --settings=...production`), what the code destroys is in that place."""
+    if code_found and any(PRODUCTION & e.flags for e in found):
+        return destroys_in(code_found, PRODUCTION)
+    return code_found
 
 
 _REMOTE = frozenset({"remote"})
@@ -450,7 +453,7 @@ _REMOTE = frozenset({"remote"})
 def _at_remote_place(effects: list[Effect], via: str, catalogue: Catalogue) -> list[Effect]:
     """Effects of a command run elsewhere carry `remote`, and `production` when the place
     (host, app, pod, namespace, targets) is named as production."""
-    flags = _REMOTE | _PLACES if catalogue.pattern_matches("production", via) else _REMOTE
+    flags = _REMOTE | PRODUCTION if catalogue.pattern_matches("production", via) else _REMOTE
     return [e._replace(flags=e.flags | flags) for e in effects]
 
 

@@ -16,7 +16,16 @@ import re2
 
 from sidecar.effects.hosts import host_of
 from sidecar.effects.kube_context import switched_to
-from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
+from sidecar.effects.model import (
+    ENVIRONMENT,
+    PRODUCTION,
+    STDIN,
+    UNRESOLVED,
+    Action,
+    Effect,
+    Origin,
+    destroys_in,
+)
 from sidecar.effects.paths import normalise
 from sidecar.effects.secret_output import is_secret_data
 from sidecar.shell.walk import ShellAnalysis, SimpleCommand
@@ -33,7 +42,6 @@ _MAX_VARIABLE = 1024  # longer values are not kept
 CWD = "cwd"
 KUBE = "kube"  # the Kubernetes context a call made current (kept in the kubeconfig file)
 _RUNS = frozenset({Action.EXECUTE, Action.INSTALL, Action.PERSIST})
-_PLACES = frozenset({"production"})
 _HIDDEN = frozenset({Origin.NETWORK, Origin.DECODED})
 _SECRET_CLASSES = frozenset({"credentials", "key_stores", "environment"})
 MAX_RECORDED_CONTENT = 64 * 1024
@@ -210,18 +218,13 @@ class SessionFlow:
                 unit = fact.key.rpartition("/")[2] != effect.target.rpartition("/")[2]
                 path = fact.key if unit else effect.target
                 cron = action is Action.PERSIST and not unit
-                # What the file destroys is in the place the command named (`psql
-                # "$PROD_URL" -f cleanup.sql`).
-                place = effect.flags & _PLACES
                 extra = [
-                    e._replace(
-                        flags=e.flags
-                        | _FROM_SESSION
-                        | (place if e.action is Action.DESTROY else set())
-                    )
+                    e._replace(flags=e.flags | _FROM_SESSION)
                     for e in self._code_effects(path, fact.detail, cron, analyses)
                 ]
-                return effect, extra
+                # What the file destroys is in the place the command named (`psql
+                # "$PROD_URL" -f cleanup.sql`).
+                return effect, destroys_in(extra, effect.flags & PRODUCTION)
             return effect, []
         if action is Action.SEND:
             return self._resolve_send(session_id, effect), []

@@ -177,6 +177,12 @@ class ProgramSpec(_Strict):
         "joined by spaces) matches an RE2 pattern, e.g. production: '(?i)\\bprod\\b'. "
         "Subcommands inherit them.",
     )
+    place_is_directory: bool = Field(
+        default=False,
+        description="The working directory names the environment the program acts on "
+        "(`terraform apply` in envs/prod): a production directory makes its destroys "
+        "production and its applies production changes.",
+    )
     runs_command: bool = Field(
         default=False,
         description="The first operand that is not a subcommand names a program, run with the "
