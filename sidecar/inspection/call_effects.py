@@ -73,6 +73,10 @@ def _malicious_anywhere(effect: Effect, whole_environment: bool) -> bool:
     )
 
 
+# What a source needs to open a connection or send (a reverse shell, an exfiltration).
+_CONNECTS = re2.compile(
+    r"(?i)(socket|connect|dial|fetch|request|http|urlopen|tcp|udp|curl|wget|post\(|upload)"
+)
 # The whole environment as a value: JSON.stringify(process.env), dict(os.environ), ENV.to_h.
 _WHOLE_ENVIRONMENT = re2.compile(
     r"(JSON\.stringify\(\s*process\.env\s*\)|\bprocess\.env\s*[,)}\]]|dict\(\s*os\.environ\s*\)|"
@@ -366,9 +370,10 @@ class CallEffects:
         language = script_language(path)
         commands = commands_in(path, content)
         if not is_script and RUNS_LATER.isdisjoint(classes) and not commands:
-            if language:
+            if language and _CONNECTS.search(content) is not None:
                 # A program's source: what any program may do is its business, but a reverse
-                # shell is malicious in every program, whoever builds and runs it.
+                # shell is malicious in every program, whoever builds and runs it. Only code
+                # that talks to the network is parsed: most sources written never do.
                 found = self._code(language, content, analyses, [])
                 whole = _WHOLE_ENVIRONMENT.search(content) is not None
                 return [e._replace(flags=e.flags | _WRITTEN_CODE) for e in found
