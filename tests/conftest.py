@@ -14,7 +14,8 @@ import pytest
 
 from sidecar.config import Settings
 from sidecar.engine import EngineParts, PolicyEngine, compile_policy
-from sidecar.inspection.verdict import Mode
+from sidecar.inspection.model import ToolCall
+from sidecar.inspection.verdict import Mode, Verdict
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.policy.loader import bundled_policy_dir, load_policy
 from sidecar.server import Sidecar
@@ -114,6 +115,12 @@ def engine_for_mode(mode: Mode | None, *overrides: Path) -> PolicyEngine:
     loaded = load_policy([bundled_policy_dir(), *overrides])
     engine.replace(compile_policy(loaded, parts, mode))
     return engine
+
+
+async def verdict_in(engine: PolicyEngine, tool: str, arguments: dict[str, Any]) -> Verdict:
+    """The verdict of one call in a session of its own (nothing remembered from another)."""
+    decision = await engine.inspect(f"{tool}-{arguments}", [ToolCall("1", tool, arguments)])
+    return decision.verdicts[0].verdict
 
 
 def write_policy(directory: Path, name: str, text: str) -> Path:

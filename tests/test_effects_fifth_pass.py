@@ -8,10 +8,9 @@ from typing import Any
 
 import pytest
 
-from sidecar.inspection.model import ToolCall
 from sidecar.inspection.verdict import Mode, Verdict
 from sidecar.shell.walk import analyse
-from tests.conftest import engine_for_mode
+from tests.conftest import engine_for_mode, verdict_in
 
 _ENGINE = engine_for_mode(Mode.AUTO)
 
@@ -19,9 +18,7 @@ DENY, ASK, ALLOW = Verdict.DENY, Verdict.REQUIRE_APPROVAL, Verdict.ALLOW
 
 
 async def verdict_of(command: str, tool: str = "shell", **args: Any) -> Verdict:
-    arguments = args or {"command": command}
-    decision = await _ENGINE.inspect(f"fifth-{command}-{args}", [ToolCall("1", tool, arguments)])
-    return decision.verdicts[0].verdict
+    return await verdict_in(_ENGINE, tool, args or {"command": command})
 
 
 @pytest.mark.parametrize(

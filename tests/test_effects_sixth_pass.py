@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 
-from sidecar.inspection.model import ToolCall
 from sidecar.inspection.verdict import Mode, Verdict
-from tests.conftest import engine_for_mode
+from tests.conftest import engine_for_mode, verdict_in
 
 _ENGINE = engine_for_mode(Mode.AUTO)
 _SMART = engine_for_mode(Mode.SMART_APPROVE)
@@ -21,9 +20,7 @@ DENY, ASK, ALLOW = Verdict.DENY, Verdict.REQUIRE_APPROVAL, Verdict.ALLOW
 
 
 async def verdict_of(command: str, tool: str = "shell", **args: Any) -> Verdict:
-    arguments = args or {"command": command}
-    decision = await _ENGINE.inspect(f"sixth-{command}-{args}", [ToolCall("1", tool, arguments)])
-    return decision.verdicts[0].verdict
+    return await verdict_in(_ENGINE, tool, args or {"command": command})
 
 
 @pytest.mark.parametrize(
@@ -189,10 +186,7 @@ async def test_tools_are_judged_by_what_they_amount_to(
 async def test_read_only_mcp_tools_do_not_ask_in_smart_approve(
     tool: str, arguments: dict[str, Any]
 ) -> None:
-    decision = await _SMART.inspect(
-        f"sixth-ro-{tool}-{arguments}", [ToolCall("1", tool, arguments)]
-    )
-    assert decision.verdicts[0].verdict is ALLOW
+    assert await verdict_in(_SMART, tool, arguments) is ALLOW
 
 
 @pytest.mark.parametrize(
@@ -414,10 +408,7 @@ async def test_windows_macos_and_cloud_forms(command: str, expected: Verdict) ->
 async def test_inline_code_that_only_reads_does_not_ask_in_smart_approve(
     arguments: dict[str, Any],
 ) -> None:
-    decision = await _SMART.inspect(
-        f"sixth-ro-code-{arguments}", [ToolCall("1", "shell", arguments)]
-    )
-    assert decision.verdicts[0].verdict is ALLOW
+    assert await verdict_in(_SMART, "shell", arguments) is ALLOW
 
 
 @pytest.mark.parametrize(
@@ -428,10 +419,7 @@ async def test_inline_code_that_only_reads_does_not_ask_in_smart_approve(
     ],
 )
 async def test_inline_code_that_writes_or_starts_programs_still_asks(command: str) -> None:
-    decision = await _SMART.inspect(
-        f"sixth-rw-code-{command}", [ToolCall("1", "shell", {"command": command})]
-    )
-    assert decision.verdicts[0].verdict is not ALLOW
+    assert await verdict_in(_SMART, "shell", {"command": command}) is not ALLOW
 
 
 @pytest.mark.parametrize(
@@ -527,8 +515,7 @@ async def test_written_settings_workflows_and_sources(
 
 async def test_a_project_wrapper_that_only_describes_the_build_does_not_ask() -> None:
     command = "./gradlew :api:dependencies --configuration runtimeClasspath"
-    decision = await _SMART.inspect("sixth-gradlew", [ToolCall("1", "shell", {"command": command})])
-    assert decision.verdicts[0].verdict is ALLOW
+    assert await verdict_in(_SMART, "shell", {"command": command}) is ALLOW
 
 
 @pytest.mark.parametrize(
@@ -547,7 +534,4 @@ async def test_infrastructure_tools_act_where_they_run(
     command: str, workdir: str, expected: Verdict
 ) -> None:
     arguments = {"command": ["bash", "-lc", command], "workdir": workdir}
-    decision = await _ENGINE.inspect(
-        f"sixth-dir-{command}-{workdir}", [ToolCall("1", "shell", arguments)]
-    )
-    assert decision.verdicts[0].verdict is expected
+    assert await verdict_in(_ENGINE, "shell", arguments) is expected

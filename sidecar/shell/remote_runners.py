@@ -68,12 +68,8 @@ _COMPOSE_VALUES = frozenset({"-e", "--env", "-u", "--user", "-w", "--workdir", "
 
 def _place(program: str, words: list[str]) -> str:
     """The runner and the words that say where it runs."""
-    shown = [program]
-    for index, word in enumerate(words[:6]):
-        if not word.startswith("-"):
-            shown.append(word)
-        elif index + 1 < len(words) and word in _PLACE_OPTIONS:
-            shown.append(f"{word} {words[index + 1]}")
+    # The first words (subcommand, host) and every place option's value, in order.
+    shown = [program, *(w for w in words[:6] if not w.startswith("-"))]
     for index, word in enumerate(words):
         option, equals, value = word.partition("=")
         if option in _PLACE_OPTIONS:
