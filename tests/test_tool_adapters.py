@@ -122,3 +122,13 @@ def test_cline_mcp_wrapper_is_judged_as_the_tool_it_wraps() -> None:
 def test_tools_without_effects_and_unknown_tools() -> None:
     assert ADAPTERS.form("TodoWrite", {"todos": []}).kind == "none"
     assert ADAPTERS.form("mcp__github__create_issue", {"title": "t"}).kind == "unknown"
+
+
+def test_a_template_adapter_without_a_template_is_refused_naming_its_file_and_line() -> None:
+    from sidecar.policy.loader import PolicyError, load_documents
+
+    text = "tool_adapters:\n  - {name: x, kind: template, tools: [deploy_thing]}\n"
+    with pytest.raises(PolicyError) as raised:
+        load_documents([("50-x.yaml", text)])
+    assert "50-x.yaml:2" in str(raised.value)
+    assert "needs a 'template'" in str(raised.value)

@@ -700,6 +700,12 @@ class ToolAdapter(Strict):
     tool_key: str = "tool_name"
     arguments_key: str = "arguments"
 
+    @model_validator(mode="after")
+    def _template_for_templates(self) -> ToolAdapter:
+        if self.kind == "template" and not self.template.strip():
+            raise ValueError("an adapter of kind 'template' needs a 'template'")
+        return self
+
 
 class Limits(Strict):
     max_tool_calls: int = Field(default=50, ge=1, le=MAX_TOOL_CALLS)
