@@ -152,7 +152,9 @@ class CallEffects:
                 # A persistent shell (Claude Code's Bash, OpenHands) stays where `cd` left it.
                 self._flow.moved(session_id, found.moved_to)
         if len(self._recent) >= _RECENT_CALLS:
-            del self._recent[next(iter(self._recent))]  # the oldest: calls of earlier batches
+            # Emptied whole, as `_lines` is: inspectors run on worker threads, and one
+            # clear is safe where picking an oldest entry to drop races another thread.
+            self._recent.clear()
         self._recent[id(call)] = (call, session_id, found)
         return found
 
