@@ -13,6 +13,7 @@ import shlex
 
 import re2
 
+from sidecar.shell.compose_files import compose_lines, is_compose_file
 from sidecar.shell.embedded_code import git_runs
 from sidecar.shell.manifests import is_workload, manifest_lines
 
@@ -70,6 +71,8 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
         "workflows/" in path or name in (".gitlab-ci.yml", "config.yml", "azure-pipelines.yml")
     ):
         return workflow_commands(content)
+    if is_compose_file(name):
+        return compose_lines(content)
     if name.endswith((".yml", ".yaml", ".json")) and is_workload(content):
         return manifest_lines(content)
     if is_agent_config(path):

@@ -28,6 +28,7 @@ from sidecar.effects.model import (
 )
 from sidecar.effects.paths import normalise
 from sidecar.effects.secret_output import is_secret_data
+from sidecar.shell.compose_files import is_compose_file
 from sidecar.shell.walk import ShellAnalysis, SimpleCommand
 from sidecar.state.session_facts import Fact, FactStore
 
@@ -168,14 +169,15 @@ class SessionFlow:
                 "project_code" in self._classify(below) for below in _below(fact.key, directory)
             ):
                 continue
+            if is_compose_file(fact.key) != ("compose" in program):
+                continue  # Compose files run by `docker compose`, and only by it
             origin = Origin(fact.origin) if fact.origin in _HIDDEN_VALUES else Origin.FILE
             found.append(
                 Effect(Action.EXECUTE, fact.key, origin, flags=_FROM_PROJECT, program=program)
             )
             if fact.detail:
                 found.extend(
-                    e._replace(flags=e.flags | _FROM_SESSION)
-                    for e in self._code_effects(fact.key, fact.detail, False, analyses)
+                    self._ran_code(session_id, fact.key, fact.detail, False, cwd, analyses)
                 )
         return found
 
@@ -185,10 +187,7 @@ class SessionFlow:
         for fact in self._facts.facts(session_id, FILE):
             if _is_hook(fact.key) and fact.detail:
                 found.append(Effect(Action.EXECUTE, fact.key, program="git hook"))
-                found.extend(
-                    e._replace(flags=e.flags | _FROM_SESSION)
-                    for e in self._code_effects(fact.key, fact.detail, False, analyses)
-                )
+                found.extend(self._ran_code(session_id, fact.key, fact.detail, False, "", analyses))
         return found
 
     def _resolve(
@@ -218,10 +217,7 @@ class SessionFlow:
                 unit = fact.key.rpartition("/")[2] != effect.target.rpartition("/")[2]
                 path = fact.key if unit else effect.target
                 cron = action is Action.PERSIST and not unit
-                extra = [
-                    e._replace(flags=e.flags | _FROM_SESSION)
-                    for e in self._code_effects(path, fact.detail, cron, analyses)
-                ]
+                extra = self._ran_code(session_id, path, fact.detail, cron, cwd, analyses)
                 # What the file destroys is in the place the command named (`psql
                 # "$PROD_URL" -f cleanup.sql`).
                 return effect, destroys_in(extra, effect.flags & PRODUCTION)
@@ -229,6 +225,76 @@ class SessionFlow:
         if action is Action.SEND:
             return self._resolve_send(session_id, effect), []
         return effect, []
+
+    def _ran_code(
+        self,
+        session_id: str,
+        path: str,
+        content: str,
+        cron: bool,
+        cwd: str,
+        analyses: list[ShellAnalysis],
+        depth: int = 0,
+    ) -> list[Effect]:
+        """What running a file the session wrote does, with what it runs in turn: a file it
+        sources that the session also wrote defines the functions it calls (the text is
+        read first, as the shell would), and a file it runs that the session downloaded is
+        network code. Nested `_MAX_SOURCED` deep at most."""
+        start = len(analyses)
+        found = [
+            e._replace(flags=e.flags | _FROM_SESSION)
+            for e in self._code_effects(path, content, cron, analyses)
+        ]
+        if depth >= _MAX_SOURCED:
+            return found
+        more: list[Effect] = []
+        for effect in found:
+            if effect.action in _RUNS and effect.target not in (STDIN, UNRESOLVED):
+                nested = self._file_fact(session_id, effect.target, cwd)
+                if nested is None or nested.kind != FILE or nested.key == path:
+                    continue
+                if nested.origin in _HIDDEN_VALUES:
+                    more.append(effect._replace(origin=Origin(nested.origin)))
+                elif nested.detail:  # `node tools/setup.js` in a package.json it wrote
+                    more.extend(
+                        self._ran_code(
+                            session_id, nested.key, nested.detail, False, cwd, analyses, depth + 1
+                        )
+                    )
+        definitions: list[str] = []
+        for analysis in analyses[start:]:
+            for command in analysis.commands:
+                if command.program not in (".", "source") or not command.positionals:
+                    continue
+                word = command.positionals[0]
+                nested = self._sourced_fact(session_id, str(word), cwd)
+                if nested is not None and nested.detail and nested.detail not in definitions:
+                    definitions.append(nested.detail)
+        if definitions:
+            text = "".join(d + "\n" for d in definitions) + content
+            more.extend(self._ran_code(session_id, path, text, cron, cwd, analyses, depth + 1))
+        return found + more
+
+    def _sourced_fact(self, session_id: str, word: str, cwd: str) -> Fact | None:
+        """The session file a script sources. A directory the script works out at run time
+        (`$(cd "$(dirname "$0")" && pwd)/lib/x.sh`, `${BASH_SOURCE%/*}/lib/x.sh`) is
+        unknown here: the segments after it must then end a path the session wrote."""
+        if "$" not in word and "`" not in word:
+            fact = self._file_fact(session_id, normalise(word), cwd)
+            return fact if fact is not None and fact.kind == FILE else None
+        segments = word.split("/")
+        known: list[str] = []
+        for segment in reversed(segments[1:]):
+            if not segment or any(c in segment for c in "$`(){}"):
+                break
+            known.insert(0, segment)
+        if not known:
+            return None
+        suffix = "/" + "/".join(known)
+        for fact in self._facts.facts(session_id, FILE):
+            if fact.key.endswith(suffix) or fact.key == suffix[1:]:
+                return fact
+        return None
 
     def _unit_fact(self, session_id: str, name: str) -> Fact | None:
         """The unit file an earlier call wrote for `systemctl enable NAME` (a name, not a
@@ -251,10 +317,7 @@ class SessionFlow:
                 continue
             if not _below(fact.key, absolute) and not _below(fact.key, directory):
                 continue
-            found.extend(
-                e._replace(flags=e.flags | _FROM_SESSION)
-                for e in self._code_effects(fact.key, fact.detail, False, analyses)
-            )
+            found.extend(self._ran_code(session_id, fact.key, fact.detail, False, cwd, analyses))
         return found
 
     def _resolve_send(self, session_id: str, effect: Effect) -> Effect:
@@ -510,7 +573,7 @@ def _command_facts(commands: Sequence[SimpleCommand]) -> Iterable[Fact]:
             if rest:
                 key, _, value = rest[0].partition("=")
                 value = value or (rest[1] if len(rest) > 1 else "")
-                ecosystem = _REGISTRY_KEYS.get(key.lower())
+                ecosystem = _REGISTRY_KEYS.get(_registry_key(key))
                 if ecosystem and value:
                     yield Fact(REGISTRY, ecosystem, "", value)
         elif command.program in ("export", "(assign)", "declare", "typeset", "readonly"):
@@ -539,8 +602,14 @@ def _registry_in_config(path: str, content: str) -> Iterable[Fact]:
         key, sep, value = line.partition("=")
         if not sep:
             key, sep, value = line.partition(":")
-        if sep and key.strip().lower().lstrip("@").split(":")[-1] in _REGISTRY_KEYS:
+        if sep and _registry_key(key) in _REGISTRY_KEYS:
             yield Fact(REGISTRY, ecosystem, "", value.strip().strip("\"'"))
+
+
+def _registry_key(key: str) -> str:
+    """A registry setting's last part: a scope's registry (`@acme:registry`, yarn's
+    `npmScopes.acme.npmRegistryServer`) is a switched registry too."""
+    return key.strip().lower().lstrip("@").split(":")[-1].split(".")[-1]
 
 
 def _archive_stem(archive: str) -> str:
@@ -553,6 +622,7 @@ def _archive_stem(archive: str) -> str:
 
 _VARIABLE_NAME = re2.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FROM_SESSION = frozenset({"from_session"})
+_MAX_SOURCED = 2  # files a written script sources, and what those source
 _FROM_PROJECT = frozenset({"from_session", "project"})
 _HIDDEN_VALUES = frozenset({Origin.NETWORK.value, Origin.DECODED.value})
 _CUSTOM_INDEX = frozenset({"custom_index"})
