@@ -41,6 +41,7 @@ _THROUGH_LINKS = frozenset(
 _THROUGH_LINK = frozenset({"through_link"})
 _MAX_VARIABLE = 1024  # longer values are not kept
 CWD = "cwd"
+GIT_STAGED = "(git staged)"  # CARRIED: secrets `git add` staged, sent by the next push
 KUBE = "kube"  # the Kubernetes context a call made current (kept in the kubeconfig file)
 _RUNS = frozenset({Action.EXECUTE, Action.INSTALL, Action.PERSIST})
 _HIDDEN = frozenset({Origin.NETWORK, Origin.DECODED})
@@ -329,12 +330,34 @@ class SessionFlow:
         data: list[str] = []
         for item in effect.data:
             data.append(item)
-            carried = self._facts.fact(session_id, CARRIED, item)
-            if carried is not None:
-                data.extend(carried.detail.split("\n"))
+            data.extend(self._secrets_in(session_id, item))
+        if "git_remote" in effect.flags:
+            staged = self._facts.fact(session_id, CARRIED, GIT_STAGED)
+            if staged is not None:
+                data.extend(staged.detail.split("\n"))
         if len(data) == len(effect.data):
             return effect
         return effect._replace(data=tuple(dict.fromkeys(data)))
+
+    def _secrets_in(self, session_id: str, item: str) -> list[str]:
+        """The secrets `item` holds by the session's doing: a file it filled with them, a
+        folder holding such a file (a copied `~/.ssh`), a file inside such a folder, or a
+        link inside the folder to a secret place (zip and `tar -h` follow links); `.` holds
+        everything relative."""
+        if not item or item in (UNRESOLVED, STDIN) or not self._facts.has_any(session_id):
+            return []
+        here = normalise(item)
+        found: list[str] = []
+        for fact in self._facts.facts(session_id, CARRIED):
+            key = normalise(fact.key)
+            if fact.key != GIT_STAGED and _holds(here, key):
+                found.extend(fact.detail.split("\n"))
+        for fact in self._facts.facts(session_id, LINK):
+            if _holds(
+                here, normalise(fact.key), inside_only=True
+            ) and not _SECRET_CLASSES.isdisjoint(self._classify(fact.detail)):
+                found.append(fact.detail)
+        return found
 
     def _file_fact(self, session_id: str, path: str, cwd: str = "") -> Fact | None:
         """The fact recorded for `path`, however the two calls spelled it: a relative path
@@ -421,8 +444,14 @@ class SessionFlow:
                 or is_secret_data(s)  # a credential a command printed (`gh auth token > f`)
                 or not _SECRET_CLASSES.isdisjoint(self._classify(s))
             ]
-            if secret_sources:
-                yield Fact(CARRIED, path, "", "\n".join(secret_sources))
+            # Secrets the session put in what is copied, packed or staged travel with it.
+            for item in effect.data or ((".",) if effect.program == "git add" else ()):
+                secret_sources.extend(self._secrets_in(session_id, item))
+            if secret_sources and effect.program == "git add":
+                # Staged, then committed: the next push sends them.
+                yield Fact(CARRIED, GIT_STAGED, "", "\n".join(dict.fromkeys(secret_sources)))
+            elif secret_sources:
+                yield Fact(CARRIED, path, "", "\n".join(dict.fromkeys(secret_sources)))
             if path.rsplit("/", 1)[-1] in (".npmrc", "pip.conf", ".yarnrc", ".yarnrc.yml"):
                 yield from _registry_in_config(path, effect.content)
 
@@ -445,6 +474,17 @@ _GIT_HOOKS = frozenset(
      "post-update", "reference-transaction", "push-to-checkout", "pre-auto-gc",
      "post-rewrite", "sendemail-validate", "fsmonitor-watchman", "post-index-change"}
 )  # fmt: skip
+
+
+def _holds(item: str, key: str, inside_only: bool = False) -> bool:
+    """Whether `item` (a path a command reads) holds what the session recorded at `key`:
+    the same path, a folder above it (`.` holds every relative path), or, unless
+    `inside_only`, a path inside it."""
+    if item in ("", "."):
+        return not _is_absolute(key)
+    if key == item or key.startswith(item.rstrip("/") + "/"):
+        return True
+    return not inside_only and item.startswith(key.rstrip("/") + "/")
 
 
 def _is_hook(path: str) -> bool:
