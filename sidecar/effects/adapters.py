@@ -33,6 +33,9 @@ _FALLBACK_PATH = (
 )  # fmt: skip
 _FALLBACK_CONTENT = ("content", "contents", "file_text", "text", "code_edit", "data", "body")
 _FALLBACK_URL = ("url", "uri", "urls", "endpoint", "href", "link")
+_UPLOAD_KEY = re2.compile(r"(?i)(file|path|attach|upload)")
+_SAVE_KEY = re2.compile(r"(?i)(output|^out|save|dest|download)")  # where a response goes
+_PATH_LIKE = re2.compile(r"^(~|\.{1,2})?/?[^\s/]*[/.][^\s]*$|^~$")
 _CWD_KEYS = ("workdir", "working_directory", "workingDirectory", "cwd", "dir_path")
 
 
@@ -53,6 +56,7 @@ class CallForm(NamedTuple):
     urls: tuple[str, ...] = ()
     method: str = "GET"
     body: str = ""
+    uploads: tuple[str, ...] = ()  # fetch: local files the request sends (body_file, attachments)
     language: str = ""
     code: str = ""
     adapter: str = ""  # which profile (or "fallback")
@@ -395,7 +399,33 @@ def _fetch_form(arguments: Mapping[str, Any], keys: Sequence[str], name: str) ->
     method = _text(_first(arguments, ("method", "http_method"))).upper() or "GET"
     body = _first(arguments, ("body", "data", "json", "payload"))
     body_text = body if isinstance(body, str) else json.dumps(body) if body is not None else ""
-    return CallForm("fetch", urls=tuple(urls), method=method, body=body_text, adapter=name)
+    return CallForm(
+        "fetch",
+        urls=tuple(urls),
+        method=method,
+        body=body_text,
+        uploads=tuple(_uploads(arguments)),
+        adapter=name,
+    )
+
+
+def _uploads(arguments: Mapping[str, Any]) -> list[str]:
+    """Local files a request tool sends: path-like values of arguments named for files
+    (`body_file`, `attachments`, `upload_path`), and curl's `@file` bodies."""
+    found: list[str] = []
+    for key, value in arguments.items():
+        items = value if isinstance(value, list) else [value]
+        named = _UPLOAD_KEY.search(str(key)) is not None and _SAVE_KEY.search(str(key)) is None
+        for item in items[:32]:
+            if isinstance(item, dict):
+                item = _first(item, _FALLBACK_PATH)
+            if not isinstance(item, str) or URL.search(item):
+                continue
+            if item.startswith("@") and len(item) > 1 and " " not in item:
+                found.append(item[1:])  # `data: @~/.ssh/id_rsa`, as curl reads it
+            elif named and _PATH_LIKE.match(item):
+                found.append(item)
+    return found
 
 
 def named_cwd(arguments: object) -> str:

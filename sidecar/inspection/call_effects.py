@@ -445,12 +445,13 @@ def _is_shell_text(path: str, content: str) -> bool:
 
 def _fetch_effects(form: CallForm) -> list[Effect]:
     found: list[Effect] = []
-    sends = form.method not in ("GET", "HEAD", "OPTIONS") or bool(form.body)
+    sends = form.method not in ("GET", "HEAD", "OPTIONS") or bool(form.body or form.uploads)
+    found.extend(Effect(Action.READ, path, program="fetch tool") for path in form.uploads)
     for url in form.urls:
         host = host_of(url) or url
         found.append(Effect(Action.FETCH, host, program="fetch tool"))
         if sends:
-            found.append(Effect(Action.SEND, host, program="fetch tool"))
+            found.append(Effect(Action.SEND, host, data=form.uploads, program="fetch tool"))
     return found
 
 
