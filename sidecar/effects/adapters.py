@@ -127,7 +127,7 @@ class ToolAdapters:
             kind = chosen
         if kind == "mcp_wrapper" and depth < 2:
             return self._unwrapped(adapter, arguments, depth)
-        return _read_form(kind, adapter, arguments)
+        return _read_form(kind, adapter, arguments, _server_of(name))
 
     def _unwrapped(
         self, adapter: ToolAdapter, arguments: Mapping[str, Any], depth: int
@@ -145,6 +145,12 @@ class ToolAdapters:
         if not isinstance(inner, dict):
             inner = {}
         return self.form(f"mcp__{server}__{tool}", inner, depth + 1)
+
+
+def _server_of(name: str) -> str:
+    """The MCP server a tool name carries (`mcp__prod-db__query` -> prod-db), or ""."""
+    parts = name.split("__")
+    return parts[1][:200] if len(parts) >= 3 and parts[0].lower() == "mcp" else ""
 
 
 def bare_names(name: str) -> list[str]:
@@ -178,7 +184,9 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _read_form(kind: str, adapter: ToolAdapter, arguments: Mapping[str, Any]) -> CallForm:
+def _read_form(
+    kind: str, adapter: ToolAdapter, arguments: Mapping[str, Any], server: str = ""
+) -> CallForm:
     name = adapter.name or kind
     if kind == "shell":
         return _shell_form(arguments, adapter.command, adapter.commands, name)
@@ -210,6 +218,8 @@ def _read_form(kind: str, adapter: ToolAdapter, arguments: Mapping[str, Any]) ->
             v for k, v in arguments.items()
             if str(k).lower() in _PLACE_KEYS and isinstance(v, str) and 0 < len(v) <= 200
         ]  # fmt: skip
+        if server:  # `mcp__prod-postgres__query`: the server is configured for one database
+            places.append(server)
         if places:
             line = f"SQL_PLACE={shlex.quote(' '.join(places))} {line}"
         return CallForm("shell", shell=line, adapter=name)

@@ -283,6 +283,13 @@ def command_findings(path: str, words: list[str], trusted: Callable[[str], bool]
     words, is read as a line of the file the command changes; hosts named anywhere count."""
     lines = [w for w in words if "=" in w] + [f"{a} {b}" for a, b in pairwise(words)]
     read = findings(path, "\n".join(lines), trusted)
+    if any(w.lower().startswith("repositories.") for w in words):
+        # `composer config repositories.NAME vcs URL`: packages resolve from that
+        # repository, an index of its own (a code host is no trusted index).
+        repositories = _Collector(trusted)
+        for word in words:
+            repositories.index(word)
+        read = merged(read, repositories.findings())
     if read.sources or read.insecure or kind_of(path) == "gitconfig":
         return read  # git's values are URLs of many kinds (remotes): only its reader counts
     return merged(read, word_findings(words, trusted, dotted=False))

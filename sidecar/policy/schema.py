@@ -297,6 +297,8 @@ class EgressPolicy(Strict):
             "registry.npmjs.org", "registry.yarnpkg.com", "npm.pkg.github.com",
             "rubygems.org", "crates.io", "index.crates.io", "repo.maven.apache.org",
             "proxy.golang.org", "conda.anaconda.org", "repo.anaconda.com",
+            "packagist.org", "api.nuget.org", "repo1.maven.org", "plugins.gradle.org",
+            "hex.pm", "pub.dev",
         ),
         description="Package indexes (domains and their subdomains) that installs may use "
         "without asking; any other index or registry asks.",
