@@ -214,7 +214,9 @@ def git_config_commands(content: str) -> list[str]:
             command = text.removeprefix("!")
             if key.startswith("credential") and key.endswith(".helper"):
                 # git hands the helper the credentials on its standard input.
-                command = "git credential fill | { " + command + "\n} >/dev/null"
+                # (a command that prints a credential stands for what git hands over:
+                # `git credential fill` would be the agent reading the password store)
+                command = "gh auth token | { " + command + "\n} >/dev/null"
             found.append(command)
     return found
 

@@ -170,8 +170,17 @@ _ADDRESS = [
     rf"\s*[:)])",
     # [ai-hint] / <agent-note> / ai_agent_directive: (a tag or key naming the reader)
     r"(?i)([\[<(]\s*(?:ai|llm|agent|assistant|bot)[-_ ]?(?:hint|note|notice|directive|"
-    r"instructions?|task|todo|action)s?\s*[\]>):]|\b(?:ai|llm|agent|assistant)_(?:agent_|"
-    r"assistant_)?(?:directive|instructions?|hint|note|task|action)s?\s*[:=])",
+    r"instructions?|task|todo|action)s?\s*[\]>):]|\b(?:ai|llm|agent|assistant)[-_](?:agent[-_]|"
+    r"assistant[-_])?(?:directive|instructions?|hint|note|task|action)s?\s*[:=])",
+    # Shopping assistants comparing prices: / Asistente de IA que lee este perfil: (a role
+    # with what it is doing, or a relative clause, opening a clause that ends in a colon)
+    rf"(?i)(?:^|[\n.!?>*#])\s*((?:[\w-]+\s+)?{_ROLE}\s+(?:[a-z]+ing|(?:de\s+|d')?(?:ia|ki|ai)\s+"
+    rf"(?:que|qui|che|der|die|das)|que|qui|che|der|die|das|that|who|which)\b[^.:!?\n]{{0,40}}?:)",
+    # 【AIアシスタントへの指示】 / AIエージェントへのお願い (instructions to a role)
+    rf"({_ROLE}\s*(?:へ|に)の?\s*(?:指示|お願い|メッセージ|命令|注意|依頼|メモ))",
+    # When presenting this status to the user (the reader shows it to someone: a model)
+    r"(?i)\b((?:when|while|before|after|once)\s+(?:you\s+)?(?:present|show|display|render|"
+    r"relay|report|describe)(?:ing)?\s+(?:this|these|the)\s+[\w-]+\s+(?:to|for)\s+the\s+user)\b",
     # The assistant is now authorised to / automated assistants with mailbox access must /
     # the AI agent agrees to (a role as the subject of an obligation)
     rf"(?i)\b((?:the\s+|this\s+|any\s+|all\s+|every\s+|each\s+|an?\s+)?{_ROLE}\s+"
@@ -309,6 +318,12 @@ _RISK: list[tuple[str, str]] = [
     (
         "sending data out",
         rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_SEND_VERB}[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-][^\n]{{0,100}}?{_RECIPIENT})",
+    ),
+    (
+        # https://x.example/collect に送信して: the recipient first, then the verb (Japanese,
+        # Korean word order).
+        "sending data out",
+        rf"(?i)({_RECIPIENT}\s*(?:に|へ|宛てに|까지|에게|으로|로|에)\s*{_SEND_VERB})",
     ),
     (
         # A chat channel is a recipient when what goes there is data, not a summary.
@@ -529,6 +544,10 @@ class IntentAnalyser:
                     continue
                 if feature is Feature.RISK and _negated(text, start, end):
                     continue
+                if feature is Feature.RISK and _SELF_STATEMENT.search(
+                    text[max(0, start - 20) : start]
+                ):
+                    continue  # "We use cookies": what the writer does, asked of no one
                 if feature is Feature.PRESSURE and _CONDITION.search(
                     text[max(0, start - 24) : start]
                 ):
@@ -650,6 +669,11 @@ class IntentAnalyser:
 _PASSIVE = re2.compile(
     r"(?i)\b(?:is|are|was|were|been|gets?|got)\s+(?:[a-z]+ly\s+)?[a-z]+(?:ed|en|wn)\s+(?:by|with|"
     r"via|using|through)\b[^.!?\n]*$"
+)
+
+
+_SELF_STATEMENT = re2.compile(
+    r"(?i)\b(?:we|this\s+(?:site|website|app|page)|our\s+(?:site|app))\s+$"
 )
 
 

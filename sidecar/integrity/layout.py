@@ -28,7 +28,9 @@ _FRAME_WORDS = 5  # words outside quotations for them to be quotations in prose
 # the closing one of the same kind is looked for on the same line.
 # After a word or a mark and a space, an opening bracket, `=`, markdown emphasis (`*"...`),
 # or an item of a list in code (`[\n    "...",`).
-_OPENING = re2.compile(r"(?:[\w.,:;!?)\]\[{]\s+|[(*_]|=\s*)([\x22'\x{201C}\x{2018}«「„])")
+_OPENING = re2.compile(
+    r"(?:[\w.,:;!?)\]\[{]\s+|[(*_]|=\s*|(?:^|\n)[ \t]*>[ \t]*)([\x22'\x{201C}\x{2018}«「„])"
+)  # ... or a markdown blockquote's `> "..."`
 _CLOSING = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "«": "»", "「": "」",
             "„": "\u201c"}  # fmt: skip
 

@@ -415,7 +415,9 @@ def _git(args: Sequence[str]) -> tuple[list[Embedded], list[str]]:
             if key.startswith("credential") and key.endswith(".helper") and value[:1] == "!":
                 # git hands a helper the credentials on its standard input and reads its
                 # answer back: what it does with them besides is what matters.
-                command = "git credential fill | { " + command + "\n} >/dev/null"
+                # (a command that prints a credential stands for what git hands over:
+                # `git credential fill` would be the agent reading the password store)
+                command = "gh auth token | { " + command + "\n} >/dev/null"
             found.append(Embedded(command, f"git {key}"))
     return found, problems
 
