@@ -73,3 +73,20 @@ async def test_a_database_tools_server_names_its_place(
 @pytest.mark.parametrize("command", ["vault kv list kv/", "vault status", "vault secrets list"])
 async def test_vault_listings_do_not_ask_in_smart_approve(command: str) -> None:
     assert await verdict_in(_SMART, "shell", {"command": command}) is ALLOW
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        # Tools people `cargo install` are protected though Debian ranks them low ...
+        ("cargo install ripgerp", ASK),
+        ("cargo install cargo-wacth", ASK),
+        # ... and installing them stays everyday work.
+        ("cargo install ripgrep", ALLOW),
+        ("cargo install cargo-watch", ALLOW),
+    ],
+)
+async def test_installed_tools_are_protected_from_typosquats(
+    command: str, expected: Verdict
+) -> None:
+    assert await verdict_in(_ENGINE, "shell", {"command": command}) is expected
