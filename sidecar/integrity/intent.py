@@ -408,6 +408,15 @@ _RISK: list[tuple[str, str]] = [
         r"trail)?|sidecar|policy\s+(?:engine|checks?)|2fa|mfa|protections?|branch\s+protection))\b",
     ),
     (
+        # Merged without the checks, alerts dismissed: the controls a review relies on.
+        "safety controls",
+        r"(?i)\b((?:merge|approve|ship|deploy|release)\w*\b[^.!?\n]{0,40}?\bwithout\s+(?:running\s+"
+        r"|waiting\s+for\s+|any\s+)?(?:the\s+)?(?:tests?|ci|checks|reviews?|approvals?)|(?:close|"
+        r"dismiss|resolve|suppress|ignore|mute)\w*\s+(?:all\s+|any\s+|every\s+|the\s+)?(?:open\s+)?"
+        r"(?:security|dependabot|code\s+scanning|vulnerability|secret\s+scanning)\s+(?:alerts?|"
+        r"findings|warnings|advisories))\b",
+    ),
+    (
         # An agent runtime's own permission modes switched to "ask nothing"
         "safety controls",
         r"(bypassPermissions|dangerously[-_]skip[-_]permissions|\x22Bash\(\*\)\x22|--yolo\b|"
@@ -418,7 +427,10 @@ _RISK: list[tuple[str, str]] = [
         r"(?i)\b((?:admin|administrator|owner|root|sudo|superuser)\s+(?:rights|access|privileges|"
         r"permissions|role)|as\s+root|via\s+sudo|with\s+sudo|add\b[^.!?\n]{0,40}?\bas\s+(?:a\s+|an\s+)?"
         r"(?:collaborator|admin|owner|maintainer|member)|grant\w*\s+(?:[\w@.-]+\s+){0,3}?(?:access|"
-        r"permissions?|rights)\s+(?:to|on|for|over)\b|chmod\s+-?r?\s*[0-7]*7[0-7]{0,2}\b)",
+        r"permissions?|rights)\s+(?:to|on|for|over)\b|chmod\s+-?r?\s*[0-7]*7[0-7]{0,2}\b|"
+        # permiso admin, droits d'administrateur, Administratorrechte, права администратора
+        r"(?:permis[oa]s?|permiss[õo]es|droits?|diritti|rechte|права|uprawnienia)\s+(?:de\s+|d'|di\s+)?"
+        r"(?:admin|administra|propriet|owner|администратор)\w*|(?:admin|administrator)rechte\w*)",
     ),
     (
         "changing code or packages",
