@@ -145,6 +145,10 @@ class PathClasses:
             for example in spec.examples:
                 for spelled in _spellings(example):
                     self._members.append((spelled, index))
+        # Each member with itself and its ancestors (what a glob may match), worked out once;
+        # relative members apart, the only ones a relative glob can match.
+        self._chains = [(m, i, tuple(_self_and_ancestors(m))) for m, i in self._members]
+        self._relative = [chain for chain in self._chains if chain[0][:1] not in "/~"]
         self._roots = tuple(
             normalise(root).rstrip("/") for root in workspace_roots if root.startswith("/")
         )
@@ -215,20 +219,23 @@ class PathClasses:
         while path.startswith("./"):  # `find . -name x` is `./**/x`; members are `x/...`
             path = path[2:]
         prefix = _literal_prefix(path)
-        members = [
-            (member, index)
-            for member, index in self._members
-            # a relative glob never matches an absolute or home path
-            if member.startswith(prefix) and (prefix or member[:1] not in "/~")
-        ]
+        # a relative glob never matches an absolute or home path
+        members = (
+            [c for c in self._chains if c[0].startswith(prefix)] if prefix else self._relative
+        )
+        # A glob ending in literal text (`*.pyc`) matches only paths ending in it: members
+        # none of whose ancestors end so need no regex (compiling one is the costly part).
+        suffix = _literal_suffix(path)
+        if suffix:
+            members = [c for c in members if any(a.endswith(suffix) for a in c[2])]
         if not members:
             return names  # `*.pyc`, `build/*`: no class member to try (and no RE2 to compile)
         try:
             regex = re2.compile(_glob_regex(path), _QUIET)
         except re2.error:
             return names  # `[z-a]` matches nothing as a range; bash takes it literally
-        for member, index in members:
-            for candidate in _self_and_ancestors(member):
+        for member, index, chain in members:
+            for candidate in chain:
                 if len(candidate) < len(prefix):
                     break
                 if regex.fullmatch(candidate):
@@ -268,6 +275,13 @@ def _literal_prefix(path: str) -> str:
     first = min((path.index(c) for c in GLOB_CHARACTERS if c in path), default=len(path))
     head = path[:first]
     return head.rpartition("/")[0] + "/" if "/" in head else ""
+
+
+def _literal_suffix(path: str) -> str:
+    """The literal text a glob ends with, after its last wildcard, brace or extglob
+    (`*.pyc` -> `.pyc`; `*.{py,sh}` -> ``)."""
+    last = max((path.rfind(c) for c in "*?[]{}()!+@\\"), default=-1)
+    return path[last + 1 :]
 
 
 def _glob_regex(glob: str) -> str:
