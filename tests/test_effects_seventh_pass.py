@@ -90,3 +90,17 @@ async def test_installed_tools_are_protected_from_typosquats(
     command: str, expected: Verdict
 ) -> None:
     assert await verdict_in(_ENGINE, "shell", {"command": command}) is expected
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        # A SQL file written and run in the same line is judged by its statements ...
+        ("cat > /tmp/c.sql <<'EOF'\nDROP TABLE users;\nEOF\npsql -h db.prod.internal -f /tmp/c.sql", DENY),
+        ("echo 'TRUNCATE orders;' > /tmp/t.sql && psql -f /tmp/t.sql", ASK),
+        # ... and one that only reads stays everyday work.
+        ("printf 'SELECT 1;' > /tmp/s.sql && psql -f /tmp/s.sql", ALLOW),
+    ],
+)  # fmt: skip
+async def test_a_sql_file_written_and_run_in_one_line(command: str, expected: Verdict) -> None:
+    assert await verdict_in(_ENGINE, "shell", {"command": command}) is expected

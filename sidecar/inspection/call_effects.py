@@ -24,7 +24,16 @@ from sidecar.effects.forge_writes import argument_secret_sends, forge_host, forg
 from sidecar.effects.hosts import host_of
 from sidecar.effects.kube_context import runs_kubernetes_client
 from sidecar.effects.mentioned_paths import possible_reads
-from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
+from sidecar.effects.model import (
+    ENVIRONMENT,
+    PRODUCTION,
+    STDIN,
+    UNRESOLVED,
+    Action,
+    Effect,
+    Origin,
+    destroys_in,
+)
 from sidecar.effects.paths import normalise
 from sidecar.effects.renames import mark_renames
 from sidecar.effects.secret_output import is_secret_data
@@ -301,6 +310,15 @@ class CallEffects:
                 effects.extend(self._written_code(effect.target, effect.content, analyses))
             elif effect.action is Action.PERSIST and effect.content:
                 effects.extend(self._commands(cron_commands(effect.content), analyses))
+            elif (
+                effect.action is Action.EXECUTE and "sql_script" in effect.flags and effect.content
+            ):
+                # A SQL file written earlier in the line and run (`psql -h prod -f x.sql`):
+                # its statements, destroying in the place the client names.
+                statements = self._commands(
+                    [f"psql -c {shlex.quote(effect.content[:_MAX_CONTENT])}"], analyses
+                )
+                effects.extend(destroys_in(statements, effect.flags & PRODUCTION))
             elif effect.action is Action.EXECUTE and effect.target == STDIN and effect.content:
                 # A program fed its file on standard input (`make -f -`) runs what it holds.
                 name = fed_file_name(effect.program)
