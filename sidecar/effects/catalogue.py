@@ -31,11 +31,15 @@ class Selector(NamedTuple):
     stop: int | None = None
     names: tuple[str, ...] = ()
     text: str = ""
-    refine: str = ""  # "basename", "local", "remote", "mount_source", "value", "file_address"
+    refine: str = (
+        ""  # "basename", "local", "remote", "inside", "mount_source", "value", "file_address"
+    )
 
 
 def compile_selector(text: str) -> Selector:
-    for refine in ("basename", "local", "remote", "mount_source", "value", "file_address"):
+    for refine in (
+        "basename", "local", "remote", "inside", "mount_source", "value", "file_address"
+    ):  # fmt: skip
         if text.startswith(refine + ":"):
             return compile_selector(text[len(refine) + 1 :])._replace(refine=refine)
     if text in ("operands", "command", "stdin"):
@@ -432,6 +436,8 @@ def select(
         return [_basename(w) for w in words if _basename(w)]
     if refine == "remote":
         return [w for w in words if _is_remote(w)]
+    if refine == "inside":  # `POD:/path`, `NAMESPACE/POD:/path`: the path in there
+        return [path for w in words if (path := _inside(w))]
     if refine == "mount_source":
         return [source for w in words if (source := _mount_source(w))]
     if refine == "file_address":  # socat's `FILE:/path,opts`, `OPEN:`, `GOPEN:`, `CREATE:`
@@ -465,6 +471,14 @@ def _mount_source(word: str) -> str:
 
 def _basename(word: str) -> str:
     return word.split("?", 1)[0].split("#", 1)[0].rstrip("/").rpartition("/")[2]
+
+
+def _inside(word: str) -> str:
+    """The path of a `CONTAINER:PATH` word (a pod may be `namespace/pod`), or ""."""
+    head, colon, path = word.partition(":")
+    if not colon or not head or head.startswith(("/", ".", "~")) or "://" in word:
+        return ""
+    return path
 
 
 def _is_remote(word: str) -> bool:

@@ -32,16 +32,17 @@ OutputName = Literal["none", "network", "decoded", "literal", "printf", "input",
 #   stdin               what the command reads on standard input
 # Prefixes refine a selector: `basename:` (the last path segment of each word, e.g. the file
 # wget saves), `local:` / `remote:` (only words that name a local path, or only `host:path`
-# and URL words: scp, rsync), `mount_source:` (the host path of a container mount, `-v SRC:DST`),
+# and URL words: scp, rsync), `inside:` (the path of a `POD:/path` word: kubectl cp, docker
+# cp), `mount_source:` (the host path of a container mount, `-v SRC:DST`),
 # `value:` (the PATH of `KEY=PATH`, kubectl's --from-file), `file_address:` (the path of a
 # socat file address, `FILE:/path,opts`).
 SELECTOR_HELP = (
     "operands | operands[i:j] | operand[i] | option:-x|--long | assign:NAME | literal:TEXT | "
-    "command | stdin, optionally prefixed by basename:, local:, remote:, mount_source:, "
+    "command | stdin, optionally prefixed by basename:, local:, remote:, inside:, mount_source:, "
     "value: or file_address:"
 )
 SELECTOR_PREFIXES = (
-    "basename:", "local:", "remote:", "mount_source:", "value:", "file_address:",
+    "basename:", "local:", "remote:", "inside:", "mount_source:", "value:", "file_address:",
 )  # fmt: skip
 
 
