@@ -497,6 +497,18 @@ def _command_effects(
                 content=flow.contents.get(path, ""),
             )
         )
+    elif flow.origins.get(command.program) in _HIDDEN_ORIGINS:
+        # `certutil -urlcache -f URL p.exe && p.exe`: Windows runs a program from the working
+        # directory before PATH (and a PATH holding `.` does too): the download runs.
+        found.append(
+            Effect(
+                Action.EXECUTE,
+                command.program,
+                flow.origins[command.program],
+                flags=_content_flag(command.program, flow),
+                program=command.program,
+            )
+        )
     if parsed is not None:
         spec = parsed.spec
         read_only = spec.read_only or (
@@ -1175,6 +1187,9 @@ def _remember(
             archive = flow.origins.get(effect.target)
             if archive is Origin.NETWORK or archive is Origin.DECODED:
                 flow.unpacked = archive
+
+
+_HIDDEN_ORIGINS = frozenset({Origin.NETWORK, Origin.DECODED})
 
 
 def _file_origin(path: str, flow: _Flow) -> Origin:
