@@ -172,3 +172,19 @@ async def test_startup_variables_environment_searches_and_gsutil(
 )
 async def test_windows_and_macos_administration(command: str, expected: Verdict) -> None:
     assert await verdict_in(_ENGINE, "shell", {"command": command}) is expected
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        # As root a kill reaches processes the agent did not start.
+        ("sudo killall -9 postgres", ASK),
+        ("kill -9 1234", ALLOW),
+        ("pkill -f 'node server.js'", ALLOW),
+        # A bucket or key policy from a file may open the resource to all: unseen, asked.
+        ("aws s3api put-bucket-policy --bucket acme-data --policy file://public.json", ASK),
+        ("aws s3api get-bucket-policy --bucket acme-data", ALLOW),
+    ],
+)
+async def test_root_kills_and_unseen_access_policies(command: str, expected: Verdict) -> None:
+    assert await verdict_in(_ENGINE, "shell", {"command": command}) is expected

@@ -609,6 +609,11 @@ def _command_effects(
             for e in found
         ]
     found.extend(_redirect_effects(command, output_origin, output_sources, output_text, flow))
+    if not _ROOT_WRAPPERS.isdisjoint(command.wrappers):
+        # `sudo killall postgres`: as root, a kill reaches processes the agent did not start.
+        found = [
+            e._replace(flags=e.flags | _AS_ROOT) if e.action is Action.KILL else e for e in found
+        ]
     _remember(found, flow, output_origin, output_sources, input_origin)
     flow.outputs[id(command)] = (output_origin, output_sources, output_text)
     return found, parsed is not None, read_only
@@ -1190,6 +1195,8 @@ def _remember(
 
 
 _HIDDEN_ORIGINS = frozenset({Origin.NETWORK, Origin.DECODED})
+_ROOT_WRAPPERS = frozenset({"sudo", "doas", "pkexec", "run0", "su"})
+_AS_ROOT = frozenset({"as_root"})
 
 
 def _file_origin(path: str, flow: _Flow) -> Origin:
