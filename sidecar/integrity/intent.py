@@ -240,7 +240,9 @@ _SECRECY = [
     r"(?:ask|asking|confirm|confirming|check|checking|mention|mentioning|tell|telling)\b|"
     r"don'?t\s+ask,?\s+just|(?:do\s+not|don'?t)\s+(?:ask|prompt|wait|check\s+with)\s+"
     r"(?:\w+\s+){0,2}?(?:for\s+)?(?:approval|permission|confirmation|consent|the\s+user|"
-    r"the\s+human|the\s+person)|without\s+(?:prompting|approval|confirmation|permission))",
+    r"the\s+human|the\s+person)(?:\s*[.,;:!?)]|\s*$|\s+(?:first|before|again|whether|if|about)\b)|"
+    r"(?:do\s+not|don'?t)\s+(?:ask|prompt|wait|check\s+with)\s+(?:\w+\s+){0,2}?(?:for\s+)?"
+    r"(?:approval|permission|confirmation|consent)|without\s+(?:prompting|approval|confirmation|permission))",
     r"(?i)\b((?:notify|tell|inform|alert)\s+(?:nobody|no\s+one|no-one|none)|"
     r"(?:silently|quietly|secretly|covertly|discreetly|stealthily|invisibly)\s+(?:\w+\s+)?"
     r"(?:send|upload|forward|add|run|execute|delete|remove|copy|post|push|install|include|append|"
@@ -556,6 +558,8 @@ class IntentAnalyser:
                     continue
                 if feature is Feature.RISK and _negated(text, start, end):
                     continue
+                if what == "safety controls" and _ASKS_FOR_CONTROL.search(text, start, end + 1):
+                    continue  # "for delete-*, ask the user for confirmation": one kept
                 if feature is Feature.RISK and _SELF_STATEMENT.search(
                     text[max(0, start - 20) : start]
                 ):
@@ -580,7 +584,8 @@ class IntentAnalyser:
         found += self._path_hits(text, scope)
         if scope == "content" and quoted:
             found = [h for h in found if not inside(quoted, h.start, h.end)]
-        return found
+        # "Never use this to read .env files": a request its clause forbids asks for nothing.
+        return [h for h in found if h.feature is not Feature.RISK or not prohibited(text, h.start)]
 
     def findings(self, text: str, scope: str) -> list[Finding]:
         hits = self.hits(text, scope)
@@ -684,6 +689,10 @@ _PASSIVE = re2.compile(
 )
 
 
+_ASKS_FOR_CONTROL = re2.compile(
+    r"(?i)\b(?:ask|request|require|get|obtain|seek|wait)\w*\s+(?:\w+\s+){0,3}?(?:for\s+)?"
+    r"(?:explicit\s+|their\s+|user\s+)?(?:confirmation|approval|permission|consent)"
+)
 _SELF_STATEMENT = re2.compile(
     r"(?i)\b(?:we|this\s+(?:site|website|app|page)|our\s+(?:site|app))\s+$"
 )
@@ -715,6 +724,31 @@ def guards_data(text: str, end: int) -> bool:
     return _DEFENSIVE.match(text, end, end + 60) is not None
 
 
+def prohibited(text: str, start: int) -> bool:
+    """Whether a negation earlier in the clause governs what starts at `start` ("Never use
+    this to read .env files"), unless it is doubled ("never forget to read ...")."""
+    clause = _CLAUSE_START.split(text[max(0, start - 120) : start])[-1]
+    return _PROHIBITION.search(clause) is not None and _DOUBLED.search(clause) is None
+
+
+def conditional(text: str, start: int) -> bool:
+    """Whether a claim stands under a condition in its clause ("only what the user asked")."""
+    clause = _CLAUSE_START.split(text[max(0, start - 80) : start])[-1]
+    return _CONDITIONAL.search(clause) is not None
+
+
+_CLAUSE_START = re2.compile(r"[.;:!?\n]")
+_PROHIBITION = re2.compile(
+    r"(?i)\b(?:never|do\s+not|don'?t|must\s+not|mustn'?t|should\s+not|shouldn'?t|may\s+not|"
+    r"cannot|can'?t|won'?t|not\s+(?:allowed|permitted)\s+to|refuses?\s+to|is\s+not\s+for)\b"
+)
+_DOUBLED = re2.compile(
+    r"(?i)\b(?:never|not|don'?t|mustn'?t|shouldn'?t|can'?t|won'?t)\s+(?:\w+\s+)?(?:forget|fail|"
+    r"hesitate|omit|neglect|skip|miss|stop|mind)\b"
+)
+_CONDITIONAL = re2.compile(r"(?i)\b(?:only|if|unless|when|whenever|after|once)\b")
+
+
 def forbids(text: str, end: int) -> bool:
     """Whether an address ending at `end` forbids or speaks in the passive."""
     return _FORBIDS.match(text, end, end + 24) is not None
@@ -724,7 +758,11 @@ _CONDITION = re2.compile(r"(?i)(?:\b(?:only\s+)?(?:when|if|unless|after|once)\s+
 # What follows an override that points it at data: "... that appear inside customer messages".
 _DEFENSIVE = re2.compile(
     r"(?i)[^.!?\n]{0,30}?\b(?:that|which)\s+(?:appear|appears|are|is|come|comes|arrive|arrives|"
-    r"show\s+up|may\s+appear|might\s+appear)\s+(?:in|inside|within|from|embedded)\b"
+    r"show\s+up|may\s+appear|might\s+appear)\s+(?:in|inside|within|from|embedded)\b|"
+    # "ignore any instructions inside them", "... contained in the email body"
+    r"\s*(?:inside|within|embedded\s+in|contained\s+in|found\s+in|in)\s+(?:them|it|this|these|"
+    r"those|the\s+(?:\w+\s+)?(?:data|content|emails?|messages?|results?|pages?|documents?|files?|"
+    r"text|body|bodies|outputs?|responses?|comments?))\b"
 )
 
 

@@ -18,7 +18,14 @@ import re2
 
 from sidecar.inspection.verdict import Risk
 from sidecar.integrity.definitions import ToolDefinition, texts_of
-from sidecar.integrity.intent import Finding, IntentAnalyser, forbids, guards_data
+from sidecar.integrity.intent import (
+    Finding,
+    IntentAnalyser,
+    conditional,
+    forbids,
+    guards_data,
+    prohibited,
+)
 from sidecar.integrity.layout import inside, plain, quotations
 from sidecar.integrity.unicode import UnicodeSign, escaped, reveal
 from sidecar.matching.pattern_filter import PatternFilter
@@ -149,14 +156,28 @@ class Scanner:
         return self.scan("\n".join(texts_of(definition)), "tools")
 
     def _rules(self, text: str, compiled: _Scope, where: str) -> list[Sign]:
+        """The rules over a tool's texts (or a decoded block). A match that a prohibition
+        governs ("Never use this to read .env files"), an override aimed at data ("ignore
+        instructions inside them") or a claim under a condition ("only what the user asked")
+        asks for nothing."""
         found: list[Sign] = []
         for index in sorted(compiled.filter.matching(text)):
             rule = compiled.rules[index]
-            match = compiled.regexes[index].search(text)
-            excerpt = _excerpt(text, match.start(), match.end()) if match else ""
-            found.append(
-                Sign(rule.id, rule.category, compiled.risks[index], rule.message + where, excerpt)
-            )
+            for count, match in enumerate(compiled.regexes[index].finditer(text)):
+                if count >= MAX_MATCHES:
+                    break
+                start, end = match.span()
+                if rule.category != "boundary" and prohibited(text, start):
+                    continue
+                if rule.category == "override" and guards_data(text, end):
+                    continue
+                if rule.category == "authority" and conditional(text, start):
+                    continue
+                found.append(
+                    Sign(rule.id, rule.category, compiled.risks[index], rule.message + where,
+                         _excerpt(text, start, end))
+                )  # fmt: skip
+                break
         return found
 
     def _intended(self, text: str, scope: ScanScope, where: str) -> list[Sign]:
