@@ -220,9 +220,7 @@ class PathClasses:
             path = path[2:]
         prefix = _literal_prefix(path)
         # a relative glob never matches an absolute or home path
-        members = (
-            [c for c in self._chains if c[0].startswith(prefix)] if prefix else self._relative
-        )
+        members = [c for c in self._chains if c[0].startswith(prefix)] if prefix else self._relative
         # A glob ending in literal text (`*.pyc`) matches only paths ending in it: members
         # none of whose ancestors end so need no regex (compiling one is the costly part).
         suffix = _literal_suffix(path)

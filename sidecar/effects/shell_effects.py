@@ -609,6 +609,9 @@ def _command_effects(
             for e in found
         ]
     found.extend(_redirect_effects(command, output_origin, output_sources, output_text, flow))
+    place = parsed.named & PRODUCTION if parsed is not None else frozenset()
+    if place:  # `mysql -h mysql-prod < x.sql`: what it reads on stdin runs in production
+        found = [e._replace(flags=e.flags | place) if "stdin_file" in e.flags else e for e in found]
     if not _ROOT_WRAPPERS.isdisjoint(command.wrappers):
         # `sudo killall postgres`: as root, a kill reaches processes the agent did not start.
         found = [
@@ -1152,7 +1155,9 @@ def _redirect_effects(
                 flags |= {"unresolved"}
             found.append(Effect(Action.WRITE, path, origin, sources, flags, command.program, text))
         elif operator == "<":
-            found.append(Effect(Action.READ, path, program=command.program))
+            # `bash < x.sh`, `mysql -h prod < cleanup.sql`: what the program reads on stdin
+            # (the session flow runs a file written earlier when the program runs its input).
+            found.append(Effect(Action.READ, path, flags=_STDIN_FILE, program=command.program))
     return found
 
 
@@ -1197,6 +1202,7 @@ def _remember(
 _HIDDEN_ORIGINS = frozenset({Origin.NETWORK, Origin.DECODED})
 _ROOT_WRAPPERS = frozenset({"sudo", "doas", "pkexec", "run0", "su"})
 _AS_ROOT = frozenset({"as_root"})
+_STDIN_FILE = frozenset({"stdin_file"})
 
 
 def _file_origin(path: str, flow: _Flow) -> Origin:

@@ -41,6 +41,7 @@ _THROUGH_LINKS = frozenset(
 _THROUGH_LINK = frozenset({"through_link"})
 _MAX_VARIABLE = 1024  # longer values are not kept
 CWD = "cwd"
+GIT_ALIAS = "git_alias"  # a `!` alias: NAME -> the shell command `git NAME` runs
 GIT_STAGED = "(git staged)"  # CARRIED: secrets `git add` staged, sent by the next push
 KUBE = "kube"  # the Kubernetes context a call made current (kept in the kubeconfig file)
 _RUNS = frozenset({Action.EXECUTE, Action.INSTALL, Action.PERSIST})
@@ -225,6 +226,21 @@ class SessionFlow:
             return effect, []
         if action is Action.SEND:
             return self._resolve_send(session_id, effect), []
+        if (
+            action is Action.READ
+            and "stdin_file" in effect.flags
+            and effect.program.split(" ")[0] in _RUNS_INPUT
+        ):
+            # `bash < setup.sh`, `mysql -h prod < cleanup.sql`: the file runs.
+            fact = self._file_fact(session_id, effect.target, cwd)
+            if fact is not None and fact.origin in _HIDDEN_VALUES:
+                ran = Effect(
+                    Action.EXECUTE, effect.target, Origin(fact.origin), program=effect.program
+                )
+                return effect, [ran]
+            if fact is not None and fact.detail:
+                extra = self._ran_code(session_id, fact.key, fact.detail, False, cwd, analyses)
+                return effect, destroys_in(extra, effect.flags & PRODUCTION)
         return effect, []
 
     def _ran_code(
@@ -394,7 +410,12 @@ class SessionFlow:
             for f in self._facts.facts(session_id, VARIABLE)
             if f"${f.key}" in line or f"${{{f.key}}}" in line
         ] if "$" in line else []  # fmt: skip
-        definitions = []
+        definitions: list[str] = []
+        if "git" in line:  # `git sync` runs the `!` alias an earlier call set
+            definitions.extend(
+                f.detail for f in self._facts.facts(session_id, GIT_ALIAS)
+                if _runs_git_alias(line, f.key)
+            )  # fmt: skip
         for path in sourced:
             fact = self._file_fact(session_id, normalise(path), cwd)
             if fact is not None and fact.kind == FILE and fact.origin == Origin.LITERAL.value:
@@ -484,6 +505,8 @@ def _holds(item: str, key: str, inside_only: bool = False) -> bool:
         return not _is_absolute(key)
     if key == item or key.startswith(item.rstrip("/") + "/"):
         return True
+    if item.startswith(key + ".") and item[len(key) :].lower() in _TRANSFORMED:
+        return True  # `gzip -f env.txt` leaves env.txt.gz: the same data, packed
     return not inside_only and item.startswith(key.rstrip("/") + "/")
 
 
@@ -602,6 +625,9 @@ def _command_facts(commands: Sequence[SimpleCommand]) -> Iterable[Fact]:
         if context is not None:
             yield Fact(KUBE, "context", "", context)  # "": switched to one not known here
         words = [w for w in command.positionals if type(w) is str]
+        alias = _git_alias(command) if command.program == "git" else None
+        if alias is not None:
+            yield Fact(GIT_ALIAS, alias[0], "", alias[1])
         if command.program == "git" and "remote" in words:
             at = words.index("remote")
             rest = words[at + 1 :]
@@ -624,6 +650,25 @@ def _command_facts(commands: Sequence[SimpleCommand]) -> Iterable[Fact]:
                     yield Fact(REGISTRY, ecosystem, "", value)
                 if equals and _VARIABLE_NAME.fullmatch(name) and _static(value):
                     yield Fact(VARIABLE, name, "", value)
+
+
+def _git_alias(command: SimpleCommand) -> tuple[str, str] | None:
+    """`git config [--global] alias.NAME '!CMD'`: NAME and the shell command it runs."""
+    args = [a for a in command.args if type(a) is str]
+    for index, word in enumerate(args[:-1]):
+        if word.lower().startswith("alias.") and args[index + 1].startswith("!"):
+            name, value = word[len("alias.") :], args[index + 1][1:]
+            if name and value and len(value) <= _MAX_VARIABLE:
+                return name, value
+    return None
+
+
+def _runs_git_alias(line: str, name: str) -> bool:
+    """Whether `line` runs `git NAME` (also inside `bash -lc '...'`)."""
+    pattern = (
+        r"(^|[\s;&|(\x22'])git\s+(?:-\S+\s+\S+\s+)*" + re2.escape(name) + r"(\s|$|[;&|)\x22'])"
+    )
+    return re2.search(pattern, line) is not None
 
 
 def _static(value: str) -> bool:
@@ -662,6 +707,17 @@ def _archive_stem(archive: str) -> str:
 
 _VARIABLE_NAME = re2.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FROM_SESSION = frozenset({"from_session"})
+# Programs that run what they read on standard input: shells, interpreters, database clients.
+_RUNS_INPUT = frozenset({
+    "sh", "bash", "zsh", "dash", "ksh", "fish", "pwsh", "powershell", "python", "python3",
+    "node", "ruby", "perl", "php", "psql", "mysql", "mariadb", "sqlite3", "sqlcmd", "mongosh",
+    "mongo", "redis-cli", "cqlsh", "clickhouse-client", "duckdb", "osascript",
+})  # fmt: skip
+# What compressing, archiving, encrypting or encoding a file in place calls the result.
+_TRANSFORMED = frozenset({
+    ".gz", ".bz2", ".xz", ".zst", ".lz4", ".lzma", ".z", ".zip", ".7z", ".tar", ".tgz",
+    ".tar.gz", ".gpg", ".asc", ".enc", ".age", ".b64", ".base64",
+})  # fmt: skip
 _MAX_SOURCED = 2  # files a written script sources, and what those source
 _FROM_PROJECT = frozenset({"from_session", "project"})
 _HIDDEN_VALUES = frozenset({Origin.NETWORK.value, Origin.DECODED.value})
