@@ -33,6 +33,11 @@ _FALLBACK_PATH = (
 )  # fmt: skip
 _FALLBACK_CONTENT = ("content", "contents", "file_text", "text", "code_edit", "data", "body")
 _FALLBACK_URL = ("url", "uri", "urls", "endpoint", "href", "link")
+_SQL_START = re2.compile(
+    r"(?i)^\s*(?:--[^\n]*\n\s*)*(?:select|insert|update|delete|drop|truncate|alter|create|with|"
+    r"grant|revoke|merge|replace|call|exec|set|show|describe|explain|begin|commit|vacuum|copy|"
+    r"rename|comment|analyze|upsert)\b"
+)
 _UPLOAD_KEY = re2.compile(r"(?i)(file|path|attach|upload)")
 _SAVE_KEY = re2.compile(r"(?i)(output|^out|save|dest|download)")  # where a response goes
 _PATH_LIKE = re2.compile(r"^(~|\.{1,2})?/?[^\s/]*[/.][^\s]*$|^~$")
@@ -127,6 +132,13 @@ class ToolAdapters:
             kind = chosen
         if kind == "mcp_wrapper" and depth < 2:
             return self._unwrapped(adapter, arguments, depth)
+        if kind == "shell" and _first(arguments, adapter.command) is None:
+            # `mcp__prod-postgres__execute{sql}`: a generic verb whose arguments say it is a
+            # database statement, not a command line.
+            database = self.adapter_for("sql")
+            statement = _first(arguments, database.sql) if database is not None else None
+            if database is not None and isinstance(statement, str) and _SQL_START.match(statement):
+                return _read_form("sql", database, arguments, _server_of(name))
         return _read_form(kind, adapter, arguments, _server_of(name))
 
     def _unwrapped(

@@ -51,6 +51,8 @@ def normalise(path: str, workspace: str | None = None) -> str:
         text = text[len("file://") :]
     if not text:
         return text
+    if text[:1] in ("%", "$"):
+        text = _windows_variable(text)
     if text[1:2] == ":" and text[:1].isalpha() and text[2:3] in ("\\", "/", ""):
         text = _windows(text)
     if text.startswith("~"):
@@ -79,6 +81,29 @@ def normalise(path: str, workspace: str | None = None) -> str:
     if normal.startswith("/home/\x00"):  # climbed out of home and back down: /home/x
         return normal
     return normal
+
+
+# Windows' folders by variable (`%USERPROFILE%\\.ssh`, `$env:APPDATA\\x`), as `~` and drive paths.
+_WINDOWS_FOLDERS = {
+    "userprofile": "~", "homepath": "~", "home": "~", "appdata": "~/AppData/Roaming",
+    "localappdata": "~/AppData/Local", "temp": "~/AppData/Local/Temp",
+    "tmp": "~/AppData/Local/Temp", "systemroot": "C:/Windows", "windir": "C:/Windows",
+    "programdata": "C:/ProgramData", "programfiles": "C:/Program Files",
+    "systemdrive": "C:/", "public": "C:/Users/Public",
+}  # fmt: skip
+_WINDOWS_VARIABLE = re2.compile(r"^(?:%([A-Za-z]+)%|\$env:([A-Za-z]+))(.*)$")
+
+
+def _windows_variable(path: str) -> str:
+    """`%USERPROFILE%\\.ssh` -> `~/.ssh`; an unknown variable stays as written."""
+    match = _WINDOWS_VARIABLE.match(path)
+    if match is None:
+        return path
+    folder = _WINDOWS_FOLDERS.get((match.group(1) or match.group(2) or "").lower())
+    if folder is None:
+        return path
+    rest = str(match.group(3)).replace("\\", "/")
+    return folder + ("/" + rest.lstrip("/") if rest.strip("/") else "")
 
 
 def _windows(path: str) -> str:
