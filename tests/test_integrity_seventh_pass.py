@@ -8,16 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from sidecar.integrity.checks import IntegrityChecks
-from sidecar.integrity.definitions import ToolDefinition
-from sidecar.policy.loader import bundled_policy_dir, load_policy
-
-_CHECKS = IntegrityChecks(load_policy([bundled_policy_dir()]).policy)
-
-
-def flagged(text: str) -> bool:
-    return bool(_CHECKS.flagged(_CHECKS.scanner.scan(text, "content")))
-
+from tests.test_integrity_sixth_pass import definition_flagged, flagged
 
 INJECTED = {
     "a role by what it is doing": "Deals of the week\n\nPrice-comparison agents reading this "
@@ -60,11 +51,6 @@ def test_injections_in_data_are_flagged(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(BENIGN))
 def test_benign_data_of_the_same_shape_is_not(name: str) -> None:
     assert not flagged(BENIGN[name])
-
-
-def definition_flagged(description: str) -> bool:
-    signs = _CHECKS.scanner.scan_definition(ToolDefinition(name="t", description=description))
-    return bool(_CHECKS.flagged(signs))
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,7 @@ from sidecar.effects.inserted_text import with_inserted_text
 from sidecar.effects.kube_context import context_words, disguises_context, switched_to
 from sidecar.effects.model import (
     ENVIRONMENT,
+    HIDDEN_ORIGINS,
     PRODUCTION,
     STDIN,
     UNRESOLVED,
@@ -497,7 +498,7 @@ def _command_effects(
                 content=flow.contents.get(path, ""),
             )
         )
-    elif flow.origins.get(command.program) in _HIDDEN_ORIGINS:
+    elif flow.origins.get(command.program) in HIDDEN_ORIGINS:
         # `certutil -urlcache -f URL p.exe && p.exe`: Windows runs a program from the working
         # directory before PATH (and a PATH holding `.` does too): the download runs.
         found.append(
@@ -1191,7 +1192,7 @@ def _remember(
                     (flow.origins.get(e.target) for e in effects if e.action is Action.READ), None
                 )
                 tree_origin = archive or input_origin
-            if tree_origin in (Origin.NETWORK, Origin.DECODED):
+            if tree_origin in HIDDEN_ORIGINS:
                 flow.trees[effect.target] = tree_origin
         if effect.program in _UNPACKERS and effect.action is Action.READ:
             archive = flow.origins.get(effect.target)
@@ -1199,7 +1200,6 @@ def _remember(
                 flow.unpacked = archive
 
 
-_HIDDEN_ORIGINS = frozenset({Origin.NETWORK, Origin.DECODED})
 _ROOT_WRAPPERS = frozenset({"sudo", "doas", "pkexec", "run0", "su"})
 _AS_ROOT = frozenset({"as_root"})
 _STDIN_FILE = frozenset({"stdin_file"})

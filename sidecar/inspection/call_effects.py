@@ -214,7 +214,7 @@ class CallEffects:
         if path.endswith(".sql"):
             # A SQL script a database client runs: its statements, as the client's model
             # reads them (DROP, TRUNCATE and DELETE without WHERE destroy data).
-            return self._commands([f"psql -c {shlex.quote(content[:_MAX_CONTENT])}"], analyses)
+            return self._statements(content, analyses)
         language = script_language(path)
         # A Makefile or a package.json holds command lines; a script is one; a Go file
         # holds both code and the directives `go generate` runs.
@@ -315,9 +315,7 @@ class CallEffects:
             ):
                 # A SQL file written earlier in the line and run (`psql -h prod -f x.sql`):
                 # its statements, destroying in the place the client names.
-                statements = self._commands(
-                    [f"psql -c {shlex.quote(effect.content[:_MAX_CONTENT])}"], analyses
-                )
+                statements = self._statements(effect.content, analyses)
                 effects.extend(destroys_in(statements, effect.flags & PRODUCTION))
             elif effect.action is Action.EXECUTE and effect.target == STDIN and effect.content:
                 # A program fed its file on standard input (`make -f -`) runs what it holds.
@@ -410,6 +408,10 @@ class CallEffects:
         if not commands and _is_shell_text(path, content):
             commands = [with_script_path(content, path)]
         return self._commands(commands, analyses)
+
+    def _statements(self, sql: str, analyses: list[ShellAnalysis]) -> list[Effect]:
+        """A SQL script's effects, as the database client's model reads its statements."""
+        return self._commands([f"psql -c {shlex.quote(sql[:_MAX_CONTENT])}"], analyses)
 
     def _commands(self, lines: list[str], analyses: list[ShellAnalysis]) -> list[Effect]:
         """Effects of command lines written for later. What only the run can tell (a path

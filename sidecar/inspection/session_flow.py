@@ -18,6 +18,7 @@ from sidecar.effects.hosts import host_of
 from sidecar.effects.kube_context import switched_to
 from sidecar.effects.model import (
     ENVIRONMENT,
+    HIDDEN_ORIGINS,
     PRODUCTION,
     STDIN,
     UNRESOLVED,
@@ -29,7 +30,7 @@ from sidecar.effects.model import (
 from sidecar.effects.paths import normalise
 from sidecar.effects.secret_output import is_secret_data
 from sidecar.shell.compose_files import is_compose_file
-from sidecar.shell.walk import ShellAnalysis, SimpleCommand
+from sidecar.shell.walk import SHELLS, ShellAnalysis, SimpleCommand
 from sidecar.state.session_facts import Fact, FactStore
 
 FILE, TREE, CARRIED, REMOTE, REGISTRY = "file", "tree", "carried", "remote", "registry"
@@ -45,7 +46,6 @@ GIT_ALIAS = "git_alias"  # a `!` alias: NAME -> the shell command `git NAME` run
 GIT_STAGED = "(git staged)"  # CARRIED: secrets `git add` staged, sent by the next push
 KUBE = "kube"  # the Kubernetes context a call made current (kept in the kubeconfig file)
 _RUNS = frozenset({Action.EXECUTE, Action.INSTALL, Action.PERSIST})
-_HIDDEN = frozenset({Origin.NETWORK, Origin.DECODED})
 _SECRET_CLASSES = frozenset({"credentials", "key_stores", "environment"})
 MAX_RECORDED_CONTENT = 64 * 1024
 _ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2", ".tar", ".zip")
@@ -343,10 +343,7 @@ class SessionFlow:
             if remote is not None:
                 host = host_of(remote.detail) or remote.detail
                 return effect._replace(target=host, flags=effect.flags | _NEW_REMOTE)
-        data: list[str] = []
-        for item in effect.data:
-            data.append(item)
-            data.extend(self._secrets_in(session_id, item))
+        data = [*effect.data, *self._secrets_in(session_id, effect.data)]
         if "git_remote" in effect.flags:
             staged = self._facts.fact(session_id, CARRIED, GIT_STAGED)
             if staged is not None:
@@ -355,24 +352,26 @@ class SessionFlow:
             return effect
         return effect._replace(data=tuple(dict.fromkeys(data)))
 
-    def _secrets_in(self, session_id: str, item: str) -> list[str]:
-        """The secrets `item` holds by the session's doing: a file it filled with them, a
+    def _secrets_in(self, session_id: str, items: Sequence[str]) -> list[str]:
+        """The secrets `items` hold by the session's doing: a file it filled with them, a
         folder holding such a file (a copied `~/.ssh`), a file inside such a folder, or a
         link inside the folder to a secret place (zip and `tar -h` follow links); `.` holds
-        everything relative."""
-        if not item or item in (UNRESOLVED, STDIN) or not self._facts.has_any(session_id):
+        everything relative. The session's facts are read once for all the items."""
+        paths = [normalise(i) for i in items if i and i not in (UNRESOLVED, STDIN)]
+        if not paths or not self._facts.has_any(session_id):
             return []
-        here = normalise(item)
         found: list[str] = []
-        for fact in self._facts.facts(session_id, CARRIED):
-            key = normalise(fact.key)
-            if fact.key != GIT_STAGED and _holds(here, key):
-                found.extend(fact.detail.split("\n"))
-        for fact in self._facts.facts(session_id, LINK):
-            if _holds(
-                here, normalise(fact.key), inside_only=True
-            ) and not _SECRET_CLASSES.isdisjoint(self._classify(fact.detail)):
-                found.append(fact.detail)
+        carried = [f for f in self._facts.facts(session_id, CARRIED) if f.key != GIT_STAGED]
+        links = self._facts.facts(session_id, LINK)
+        for here in paths:
+            for fact in carried:
+                if _holds(here, normalise(fact.key)):
+                    found.extend(fact.detail.split("\n"))
+            for fact in links:
+                if _holds(here, normalise(fact.key), inside_only=True) and not (
+                    _SECRET_CLASSES.isdisjoint(self._classify(fact.detail))
+                ):
+                    found.append(fact.detail)
         return found
 
     def _file_fact(self, session_id: str, path: str, cwd: str = "") -> Fact | None:
@@ -453,7 +452,7 @@ class SessionFlow:
             if "unpack" in effect.flags:
                 yield from self._unpacked(session_id, path, archives)
                 continue
-            if effect.origin in _HIDDEN:
+            if effect.origin in HIDDEN_ORIGINS:
                 yield Fact(FILE, path, effect.origin.value)
             elif effect.content and len(effect.content) <= MAX_RECORDED_CONTENT:
                 # Kept to judge it if a later call runs it (a script, a cron table, a hook).
@@ -466,8 +465,8 @@ class SessionFlow:
                 or not _SECRET_CLASSES.isdisjoint(self._classify(s))
             ]
             # Secrets the session put in what is copied, packed or staged travel with it.
-            for item in effect.data or ((".",) if effect.program == "git add" else ()):
-                secret_sources.extend(self._secrets_in(session_id, item))
+            items = effect.data or ((".",) if effect.program == "git add" else ())
+            secret_sources.extend(self._secrets_in(session_id, items))
             if secret_sources and effect.program == "git add":
                 # Staged, then committed: the next push sends them.
                 yield Fact(CARRIED, GIT_STAGED, "", "\n".join(dict.fromkeys(secret_sources)))
@@ -708,10 +707,10 @@ def _archive_stem(archive: str) -> str:
 _VARIABLE_NAME = re2.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FROM_SESSION = frozenset({"from_session"})
 # Programs that run what they read on standard input: shells, interpreters, database clients.
-_RUNS_INPUT = frozenset({
-    "sh", "bash", "zsh", "dash", "ksh", "fish", "pwsh", "powershell", "python", "python3",
-    "node", "ruby", "perl", "php", "psql", "mysql", "mariadb", "sqlite3", "sqlcmd", "mongosh",
-    "mongo", "redis-cli", "cqlsh", "clickhouse-client", "duckdb", "osascript",
+_RUNS_INPUT = SHELLS | frozenset({
+    "pwsh", "powershell", "python", "python3", "node", "ruby", "perl", "php", "psql", "mysql",
+    "mariadb", "sqlite3", "sqlcmd", "mongosh", "mongo", "redis-cli", "cqlsh",
+    "clickhouse-client", "duckdb", "osascript",
 })  # fmt: skip
 # What compressing, archiving, encrypting or encoding a file in place calls the result.
 _TRANSFORMED = frozenset({
