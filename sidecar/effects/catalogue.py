@@ -19,7 +19,7 @@ from sidecar.effects.model import STDIN, UNRESOLVED, Action, Effect, Origin
 from sidecar.effects.paths import normalise
 from sidecar.effects.secret_output import CompiledSecretOutput, compile_secret_outputs
 from sidecar.matching.globs import glob_to_re2
-from sidecar.policy.programs import EffectSpec, ProgramSpec
+from sidecar.policy.programs import SELECTOR_PREFIXES, EffectSpec, ProgramSpec
 
 _ORIGINS = {origin.value: origin for origin in Origin}
 _ACTIONS = {action.value: action for action in Action}
@@ -31,17 +31,13 @@ class Selector(NamedTuple):
     stop: int | None = None
     names: tuple[str, ...] = ()
     text: str = ""
-    refine: str = (
-        ""  # "basename", "local", "remote", "inside", "mount_source", "value", "file_address"
-    )
+    refine: str = ""  # a SELECTOR_PREFIXES entry without its colon
 
 
 def compile_selector(text: str) -> Selector:
-    for refine in (
-        "basename", "local", "remote", "inside", "mount_source", "value", "file_address"
-    ):  # fmt: skip
-        if text.startswith(refine + ":"):
-            return compile_selector(text[len(refine) + 1 :])._replace(refine=refine)
+    for prefix in SELECTOR_PREFIXES:
+        if text.startswith(prefix):
+            return compile_selector(text[len(prefix) :])._replace(refine=prefix[:-1])
     if text in ("operands", "command", "stdin"):
         return Selector(text)
     head, _, rest = text.partition(":")
@@ -436,6 +432,8 @@ def select(
         return [_basename(w) for w in words if _basename(w)]
     if refine == "remote":
         return [w for w in words if _is_remote(w)]
+    if refine == "alias":  # `myminio/bucket/key`: a host mc was told of, unless written local
+        return [w for w in words if _is_remote(w) or ("/" in w and w[:1] not in "/.~$")]
     if refine == "inside":  # `POD:/path`, `NAMESPACE/POD:/path`: the path in there
         return [path for w in words if (path := _inside(w))]
     if refine == "mount_source":

@@ -35,14 +35,16 @@ OutputName = Literal["none", "network", "decoded", "literal", "printf", "input",
 # and URL words: scp, rsync), `inside:` (the path of a `POD:/path` word: kubectl cp, docker
 # cp), `mount_source:` (the host path of a container mount, `-v SRC:DST`),
 # `value:` (the PATH of `KEY=PATH`, kubectl's --from-file), `file_address:` (the path of a
-# socat file address, `FILE:/path,opts`).
+# socat file address, `FILE:/path,opts`), `alias:` (a remote word, or `ALIAS/path` not written
+# as a local path: the MinIO client's configured hosts).
 SELECTOR_HELP = (
     "operands | operands[i:j] | operand[i] | option:-x|--long | assign:NAME | literal:TEXT | "
     "command | stdin, optionally prefixed by basename:, local:, remote:, inside:, mount_source:, "
-    "value: or file_address:"
+    "value:, file_address: or alias:"
 )
 SELECTOR_PREFIXES = (
     "basename:", "local:", "remote:", "inside:", "mount_source:", "value:", "file_address:",
+    "alias:",
 )  # fmt: skip
 
 
