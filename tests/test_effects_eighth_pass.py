@@ -26,3 +26,21 @@ DENY, ASK, ALLOW = Verdict.DENY, Verdict.REQUIRE_APPROVAL, Verdict.ALLOW
 )
 async def test_object_store_aliases(command: str, expected: Verdict) -> None:
     assert await verdict_in(_ENGINE, "shell", {"command": command}) is expected
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        # An image pushed leaves with whatever the build copied into it: a publish.
+        ("docker push ghcr.io/acme/api:1.4.2", ASK),
+        ("podman push api docker://images.example.net/acme/api", ASK),
+        ("docker image push quay.io/acme/api", ASK),
+        ("docker buildx build --push -t quay.io/acme/api:2 .", ASK),
+        # ... but not to a registry on this machine, and not a build that stays here.
+        ("docker push localhost:5000/api:dev", ALLOW),
+        ("docker buildx build --load -t api:dev .", ALLOW),
+        ("docker image ls", ALLOW),
+    ],
+)
+async def test_image_pushes_publish(command: str, expected: Verdict) -> None:
+    assert await verdict_in(_ENGINE, "shell", {"command": command}) is expected
