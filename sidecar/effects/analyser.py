@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -252,7 +253,7 @@ def _with_credentials(specs: list[ClassSpec], sensitive: Sequence[str]) -> list[
     seen = False
     for spec in specs:
         if spec.name == CREDENTIALS:
-            spec = ClassSpec(spec.name, (*spec.patterns, *sensitive), spec.exclude, spec.examples)
+            spec = replace(spec, patterns=(*spec.patterns, *sensitive))
             seen = True
         result.append(spec)
     if not seen and sensitive:
@@ -280,5 +281,5 @@ def _with_own_paths(specs: list[ClassSpec], own_paths: Iterable[str]) -> list[Cl
         specs = [s for s in specs if s.name != name]
         # The paths are members too: a glob or a tree above one finds them.
         examples = (*current.examples, *(p.rstrip("/") for p in paths))
-        specs.append(ClassSpec(name, (*current.patterns, *patterns), current.exclude, examples))
+        specs.append(replace(current, patterns=(*current.patterns, *patterns), examples=examples))
     return specs

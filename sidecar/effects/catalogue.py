@@ -96,6 +96,7 @@ class CompiledProgram:
     text_flags: tuple[tuple[str, re2._Regexp], ...] = ()
     runs_command: bool = False
     place_is_directory: bool = False
+    operands_below: tuple[str, ...] = ()
     single_dash_words: bool = False
     read_only_when: frozenset[str] = frozenset()
     read_only_twin: CompiledProgram | None = None  # the same spec, read-only
@@ -161,6 +162,7 @@ def _compile(
         text_flags=tuple(text_flags.items()),
         runs_command=spec.runs_command,
         place_is_directory=spec.place_is_directory,
+        operands_below=spec.operands_below,
         read_only_when=frozenset(spec.read_only_when),
         prints_secrets=inherited_secrets + compile_secret_outputs(spec.prints_secrets),
     )
@@ -570,6 +572,8 @@ def effects_of(
             targets = [input_text if spec.kind == "text" and input_text else "-"]
         if spec.match is not None or spec.not_match is not None:
             targets = [t for t in targets if spec.applies_to(t)]
+        if parsed.spec.operands_below and spec.target.kind in ("operands", "operand"):
+            targets = _below_directory(targets, parsed)
         for target in targets:
             found.append(
                 Effect(
@@ -583,6 +587,15 @@ def effects_of(
                 )
             )
     return found
+
+
+def _below_directory(targets: list[str], parsed: ParsedCommand) -> list[str]:
+    """Relative operands in the directory an option names (`tar -C ~/.gnupg -cf - .`)."""
+    values = [v for o in parsed.spec.operands_below for v in parsed.options.get(o, ()) if v]
+    if not values:
+        return targets
+    base = values[-1].rstrip("/") or "/"
+    return [t if t[:1] in ("/", "~", "$") else f"{base}/{t}" for t in targets]
 
 
 def data_item(word: str) -> str:

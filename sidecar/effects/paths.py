@@ -136,6 +136,7 @@ class ClassSpec:
     patterns: tuple[str, ...]
     exclude: tuple[str, ...] = ()
     examples: tuple[str, ...] = ()
+    run_by: tuple[str, ...] = ()  # programs that run the class's files by themselves
 
 
 class PathClasses:
@@ -178,6 +179,14 @@ class PathClasses:
             normalise(root).rstrip("/") for root in workspace_roots if root.startswith("/")
         )
         self._answers: dict[tuple[str, bool, str], frozenset[str]] = {}
+        self._run_by = {spec.name: frozenset(spec.run_by) for spec in self.specs if spec.run_by}
+        self.run_programs: frozenset[str] = frozenset().union(*self._run_by.values())
+
+    def runners(self, path: str) -> frozenset[str]:
+        """The programs that run the file at `path` by themselves (`run_by` of its classes)."""
+        if not self._run_by:
+            return frozenset()
+        return frozenset().union(*(self._run_by.get(name, ()) for name in self.classify(path)))
 
     def classify(self, path: str, recursive: bool = False, workspace: str = "") -> frozenset[str]:
         """`workspace`: the call's working directory, when known (absolute)."""
@@ -370,6 +379,7 @@ def class_specs(definitions: Mapping[str, object]) -> list[ClassSpec]:
                 tuple(getattr(spec, "patterns", ())),
                 tuple(getattr(spec, "exclude", ())),
                 tuple(getattr(spec, "examples", ())),
+                tuple(getattr(spec, "run_by", ())),
             )
         )
     return specs

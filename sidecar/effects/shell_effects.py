@@ -342,6 +342,7 @@ _SUFFIX_LANGUAGES = {
     ".rs": "generic", ".go": "generic", ".gradle": "generic", ".kts": "generic",
     ".groovy": "generic", ".java": "generic", ".kt": "generic", ".cs": "generic",
     ".swift": "generic", ".lua": "generic", ".rake": "ruby",
+    ".applescript": "generic",  # osascript FILE: its `do shell script` strings
 }  # fmt: skip
 
 
@@ -540,6 +541,8 @@ def _command_effects(
                 output_origin = _strongest([_file_origin(p, flow) for p in reads] + [input_origin])
                 if not reads:
                     output_text = input_text  # cat > x.sh <<EOF: what it was fed
+            elif spec.output == "repository":
+                output_origin, output_sources = Origin.FILE, (".",)
             else:
                 output_origin = _OUTPUT_ORIGINS[spec.output]
                 if spec.output in ("literal", "printf"):
@@ -1030,6 +1033,8 @@ def _output_of(
     if spec.output == "files":
         origin = _strongest([_file_origin(p, flow) for p in reads] + [feed[0]])
         return origin, reads + feed[1], ""
+    if spec.output == "repository":  # `git diff | curl -T - URL` sends the project's code
+        return Origin.FILE, (".",), ""
     if command.program in _ENV_PRINTERS and not command.positionals:
         return Origin.UNKNOWN, (ENVIRONMENT,), ""
     return Origin.UNKNOWN, (), ""

@@ -118,6 +118,8 @@ class CallEffects:
                 analyser.classes.classify,
                 self._code_effects,
                 analyser.catalogue.trusted_index,
+                analyser.classes.runners,
+                analyser.classes.run_programs,
             )
             if facts is not None
             else None
@@ -141,7 +143,12 @@ class CallEffects:
             here = given or self._flow.shell_directory(session_id) or workspace
             found = self._with_kept_variables(found, session_id)
             found = self._in_kube_context(found, session_id)
-            resolved = self._flow.apply(session_id, found.effects, here)
+            programs = (
+                [c.program for c in found.analyses[0].commands]
+                if found.form.kind == "shell" and found.analyses
+                else []
+            )
+            resolved = self._flow.apply(session_id, found.effects, here, programs)
         if resolved is not None or here:
             # Judged again: with the session's facts, and where the call runs.
             effects = tuple(resolved[0]) if resolved is not None else found.effects
@@ -215,6 +222,10 @@ class CallEffects:
             # A SQL script a database client runs: its statements, as the client's model
             # reads them (DROP, TRUNCATE and DELETE without WHERE destroy data).
             return self._statements(content, analyses)
+        if path.endswith(".pth"):
+            # The site module runs a .pth file's `import` lines at every start of Python.
+            code = "\n".join(line for line in content.splitlines() if line.startswith("import"))
+            return self._code("python", code, analyses, [])
         language = script_language(path)
         # A Makefile or a package.json holds command lines; a script is one; a Go file
         # holds both code and the directives `go generate` runs.

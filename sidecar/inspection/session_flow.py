@@ -30,6 +30,7 @@ from sidecar.effects.model import (
 from sidecar.effects.paths import normalise
 from sidecar.effects.secret_output import is_secret_data
 from sidecar.shell.compose_files import is_compose_file
+from sidecar.shell.embedded_code import git_runs
 from sidecar.shell.walk import SHELLS, ShellAnalysis, SimpleCommand
 from sidecar.state.session_facts import Fact, FactStore
 
@@ -53,7 +54,7 @@ _UNPACKERS = frozenset({"tar", "unzip", "7z"})
 _ECOSYSTEMS = {
     "npm": "npm", "pnpm": "npm", "yarn": "npm", "npx": "npm", "bun": "npm", "pnpx": "npm",
     "pip": "pip", "pip3": "pip", "uv": "pip", "pipx": "pip", "poetry": "pip", "uvx": "pip",
-    "gem": "gem", "bundle": "gem", "cargo": "cargo", "composer": "composer",
+    "gem": "gem", "bundle": "gem", "cargo": "cargo", "composer": "composer", "go": "go",
 }  # fmt: skip
 _REGISTRY_KEYS = {
     "registry": "npm", "npmregistryserver": "npm", "global.index-url": "pip",
@@ -63,6 +64,7 @@ _REGISTRY_KEYS = {
 _REGISTRY_VARIABLES = {
     "PIP_INDEX_URL": "pip", "PIP_EXTRA_INDEX_URL": "pip", "UV_INDEX_URL": "pip",
     "UV_EXTRA_INDEX_URL": "pip", "NPM_CONFIG_REGISTRY": "npm", "YARN_REGISTRY": "npm",
+    "GOPROXY": "go",
 }  # fmt: skip
 
 
@@ -73,9 +75,14 @@ class SessionFlow:
         classify: Callable[[str], frozenset[str]],
         code_effects: Callable[[str, str, bool, list[ShellAnalysis]], list[Effect]],
         trusted_index: Callable[[str], bool] = lambda host: False,
+        runners: Callable[[str], frozenset[str]] = lambda path: frozenset(),
+        run_programs: frozenset[str] = frozenset(),
     ) -> None:
         self._facts = facts
         self._classify = classify
+        # Programs that run files by themselves (path classes' `run_by`), and which ones.
+        self._runners = runners
+        self._run_programs = run_programs
         self._trusted_index = trusted_index  # a registry the policy trusts is no switch
         # (path, content, is a cron table, analyses out) -> the effects of running it
         self._code_effects = code_effects
@@ -108,11 +115,16 @@ class SessionFlow:
         return current.detail if current is not None else ""
 
     def apply(
-        self, session_id: str, effects: Sequence[Effect], cwd: str = ""
+        self,
+        session_id: str,
+        effects: Sequence[Effect],
+        cwd: str = "",
+        programs: Iterable[str] = (),
     ) -> tuple[list[Effect], list[ShellAnalysis]] | None:
         """The effects resolved against the session's facts, with the shell code of files
         an earlier call wrote that this call runs; None when nothing changed. `cwd`: the
-        call's working directory (absolute), or "" when unknown."""
+        call's working directory (absolute), or "" when unknown; `programs`: those the
+        call's shell line starts."""
         facts = self._facts
         made_here = list(_links_made(effects))
         if not facts.has_any(session_id) and not made_here:
@@ -142,6 +154,10 @@ class SessionFlow:
                 if found:
                     result.extend(found)
                     changed = True
+        ran = self._run_by(session_id, programs, cwd, analyses)
+        if ran:
+            result.extend(ran)
+            changed = True
         if any(e.program.startswith("git") for e in effects):
             hooks = self._hooks(session_id, analyses)
             if hooks:
@@ -183,6 +199,31 @@ class SessionFlow:
                 )
         return found
 
+    def _run_by(
+        self, session_id: str, programs: Iterable[str], cwd: str, analyses: list[ShellAnalysis]
+    ) -> list[Effect]:
+        """Files the session wrote that a program of this call runs by itself: ssh runs its
+        configuration's ProxyCommand, every Python start the .pth files of site-packages.
+        What they hold is judged as run; a downloaded one is network code run."""
+        names = {_runner_name(p) for p in programs} & self._run_programs
+        if not names:
+            return []
+        found: list[Effect] = []
+        for fact in self._facts.facts(session_id, FILE):
+            if not (fact.detail or fact.origin in _HIDDEN_VALUES):
+                continue
+            runners = names & self._runners(fact.key)
+            if not runners:
+                continue
+            if fact.origin in _HIDDEN_VALUES:
+                program = min(runners)
+                found.append(Effect(Action.EXECUTE, fact.key, Origin(fact.origin), program=program))
+            else:
+                found.extend(
+                    self._ran_code(session_id, fact.key, fact.detail, False, cwd, analyses)
+                )
+        return found
+
     def _hooks(self, session_id: str, analyses: list[ShellAnalysis]) -> list[Effect]:
         """Git runs the hooks a session planted (post-checkout, pre-commit, ...)."""
         found: list[Effect] = []
@@ -201,6 +242,14 @@ class SessionFlow:
             registry = self._facts.fact(session_id, REGISTRY, ecosystem) if ecosystem else None
             if registry is not None and not self._trusted_index(host_of(registry.detail) or ""):
                 return effect._replace(flags=effect.flags | _CUSTOM_INDEX), []
+        if action is Action.EXECUTE and "project" in effect.flags and effect.program[:3] == "go ":
+            # go build, test and mod download fetch the modules they lack from the proxy.
+            registry = self._facts.fact(session_id, REGISTRY, "go")
+            if registry is not None and not self._trusted_index(host_of(registry.detail) or ""):
+                modules = Effect(
+                    Action.INSTALL, "go modules", flags=_CUSTOM_INDEX, program=effect.program
+                )
+                return effect, [modules]
         if action in _RUNS and effect.target not in (STDIN, UNRESOLVED):
             path = normalise(effect.target) if action is Action.INSTALL else effect.target
             fact = self._file_fact(session_id, path, cwd)
@@ -210,13 +259,18 @@ class SessionFlow:
                 return effect, self._manifests_below(session_id, effect.target, cwd, analyses)
             if fact is None:
                 return effect, []
+            if fact.kind == TREE and "project" in effect.flags:
+                return effect, []  # building a checkout is not running a download
             if fact.origin in (Origin.NETWORK.value, Origin.DECODED.value):
                 return effect._replace(origin=Origin(fact.origin)), []
             if fact.detail and "from_session" not in effect.flags:
                 # A script written earlier: judged by what it holds, now that it runs.
                 # A unit enabled by name is read as the unit file it is; other files
                 # installed to run later (crontab FILE) are cron tables.
-                unit = fact.key.rpartition("/")[2] != effect.target.rpartition("/")[2]
+                unit = (
+                    "service" in effect.flags
+                    or fact.key.rpartition("/")[2] != effect.target.rpartition("/")[2]
+                )
                 path = fact.key if unit else effect.target
                 cron = action is Action.PERSIST and not unit
                 extra = self._ran_code(session_id, path, fact.detail, cron, cwd, analyses)
@@ -381,12 +435,13 @@ class SessionFlow:
         without a working directory a relative path matches a recorded one ending with it.
         Whole segments only: `a/Makefile` is never `b/Makefile`."""
         absolute = _absolute(path, cwd)
-        for key in dict.fromkeys((path, absolute)):
+        at_home = _home_folded(absolute)
+        for key in dict.fromkeys((path, absolute, at_home)):
             fact = self._facts.fact(session_id, FILE, key)
             if fact is not None:
                 return fact
         for recorded in self._facts.facts(session_id, FILE):
-            if _same_file(recorded.key, absolute):
+            if _same_file(recorded.key, absolute) or _home_folded(recorded.key) == at_home:
                 return recorded
         for tree in self._facts.facts(session_id, TREE):
             for candidate in dict.fromkeys((path, absolute)):
@@ -449,6 +504,13 @@ class SessionFlow:
                 continue
             if path in (UNRESOLVED, STDIN, "") or "unresolved" in effect.flags:
                 continue
+            if "unpack" in effect.flags and effect.program == "git clone":
+                # A clone is a download: what a later call runs from it is network code,
+                # as `git clone URL d && bash d/install.sh` in one line is.
+                if "clone_default" in effect.flags:
+                    path = path.removesuffix(".git")
+                yield Fact(TREE, path, Origin.NETWORK.value)
+                continue
             if "unpack" in effect.flags:
                 yield from self._unpacked(session_id, path, archives)
                 continue
@@ -494,6 +556,12 @@ _GIT_HOOKS = frozenset(
      "post-update", "reference-transaction", "push-to-checkout", "pre-auto-gc",
      "post-rewrite", "sendemail-validate", "fsmonitor-watchman", "post-index-change"}
 )  # fmt: skip
+
+
+def _runner_name(program: str) -> str:
+    """`.venv/bin/python3.12` is `python`, `/usr/bin/ssh` is `ssh`: as `run_by` names them."""
+    name = program.rpartition("/")[2]
+    return "python" if name.startswith("python") else name
 
 
 def _holds(item: str, key: str, inside_only: bool = False) -> bool:
@@ -578,6 +646,17 @@ def _absolute(path: str, cwd: str) -> str:
     return normalise(path, cwd) if not cwd.startswith("~") else normalise(f"{cwd}/{path}")
 
 
+_HOME_DIRECTORY = re2.compile(r"^(?:/home/[^/]+|/Users/[^/]+|/root)(/.*)?$")
+
+
+def _home_folded(path: str) -> str:
+    """`/home/dev/.local/bin/x` as `~/.local/bin/x`: one call writes the home directory
+    spelled out (a file tool's absolute path), another as `~` (a shell). The home directory
+    is not known here, so any user's is taken as the agent's: only more files match."""
+    found = _HOME_DIRECTORY.match(path)
+    return path if found is None else "~" + (found.group(1) or "")
+
+
 def _same_file(recorded: str, path: str) -> bool:
     """Two spellings of one file when one of them is relative to an unknown directory: the
     absolute one ends with the relative one, segment by segment."""
@@ -641,6 +720,11 @@ def _command_facts(commands: Sequence[SimpleCommand]) -> Iterable[Fact]:
                 ecosystem = _REGISTRY_KEYS.get(_registry_key(key))
                 if ecosystem and value:
                     yield Fact(REGISTRY, ecosystem, "", value)
+        elif command.program == "go" and words[:1] == ["env"] and "-w" in command.args:
+            for word in command.args:  # go env -w GOPROXY=URL: every later go command's
+                name, equals, value = word.partition("=")
+                if equals and _REGISTRY_VARIABLES.get(name) == "go" and value:
+                    yield Fact(REGISTRY, "go", "", value.split(",")[0])
         elif command.program in ("export", "(assign)", "declare", "typeset", "readonly"):
             for word in command.args:
                 name, equals, value = word.partition("=")
@@ -652,18 +736,29 @@ def _command_facts(commands: Sequence[SimpleCommand]) -> Iterable[Fact]:
 
 
 def _git_alias(command: SimpleCommand) -> tuple[str, str] | None:
-    """`git config [--global] alias.NAME '!CMD'`: NAME and the shell command it runs."""
+    """`git config [--global] alias.NAME '!CMD'`: NAME and the shell command it runs. A
+    setting git runs on its own (`core.pager`, `core.sshCommand`, `core.fsmonitor`, a diff
+    driver) is `*KEY`: every later git command may run it."""
     args = [a for a in command.args if type(a) is str]
     for index, word in enumerate(args[:-1]):
-        if word.lower().startswith("alias.") and args[index + 1].startswith("!"):
-            name, value = word[len("alias.") :], args[index + 1][1:]
-            if name and value and len(value) <= _MAX_VARIABLE:
-                return name, value
+        value = args[index + 1]
+        if not value or len(value) > _MAX_VARIABLE:
+            continue
+        key = word.lower()
+        if key.startswith("alias.") and value.startswith("!"):
+            name = word[len("alias.") :]
+            if name and value[1:]:
+                return name, value[1:]
+        elif "." in key and not key.startswith(("alias.", "-")) and git_runs(key, value):
+            return "*" + key, value.removeprefix("!")
     return None
 
 
 def _runs_git_alias(line: str, name: str) -> bool:
-    """Whether `line` runs `git NAME` (also inside `bash -lc '...'`)."""
+    """Whether `line` runs `git NAME` (also inside `bash -lc '...'`); for `*KEY`, any git
+    command but the one that sets KEY again."""
+    if name.startswith("*"):
+        return re2.search(r"(^|[\s;&|(\x22'])git(\s|$)", line) is not None and name[1:] not in line
     pattern = (
         r"(^|[\s;&|(\x22'])git\s+(?:-\S+\s+\S+\s+)*" + re2.escape(name) + r"(\s|$|[;&|)\x22'])"
     )

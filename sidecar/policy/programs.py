@@ -19,7 +19,9 @@ ActionName = Literal[
 ]  # fmt: skip
 OriginName = Literal["none", "literal", "network", "decoded", "file", "unknown", "input"]
 TargetKind = Literal["path", "host", "url", "package", "process", "resource", "text"]
-OutputName = Literal["none", "network", "decoded", "literal", "printf", "input", "files"]
+OutputName = Literal[
+    "none", "network", "decoded", "literal", "printf", "input", "files", "repository"
+]
 
 # Target selectors: which words of the command an effect applies to.
 #   operands            every operand (arguments that are not options or option values)
@@ -180,6 +182,11 @@ class ProgramSpec(_Strict):
         "joined by spaces) matches an RE2 pattern, e.g. production: '(?i)\\bprod\\b'. "
         "Subcommands inherit them.",
     )
+    operands_below: tuple[str, ...] = Field(
+        default=(),
+        description="Options whose value is the directory relative operands are in (`tar -C "
+        "DIR -cf - .` reads DIR).",
+    )
     place_is_directory: bool = Field(
         default=False,
         description="The working directory names the environment the program acts on "
@@ -201,8 +208,8 @@ class ProgramSpec(_Strict):
         default="none",
         description="What the command prints: downloaded data, decoded data, literal text (its "
         "words; with the named flag `escapes`, backslash escapes read as echo -e does), its "
-        "words formatted as printf does, its input passed on, or the contents of the files it "
-        "reads.",
+        "words formatted as printf does, its input passed on, the contents of the files it "
+        "reads, or the repository's (git diff, git show: the working tree's files).",
     )
     output_when: tuple[str, ...] = Field(
         default=(), description="`output` applies only when one of these named flags is given."

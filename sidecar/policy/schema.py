@@ -416,6 +416,12 @@ class PathClass(Strict):
         description="Members of the class: a glob or a recursive operation that could reach "
         "one of them counts as touching the class.",
     )
+    run_by: tuple[str, ...] = Field(
+        default=(),
+        description="Programs that run these files by themselves (ssh runs its configuration's "
+        "ProxyCommand, every Python start runs .pth files): a file of the class that an "
+        "earlier call of the session wrote is judged as run when a later call runs one.",
+    )
 
 
 class EffectRuleExamples(Strict):

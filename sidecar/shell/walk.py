@@ -1351,6 +1351,8 @@ def _find_exec(walk: _Walk, rest: list[str], depth: int) -> None:
             if placeholder and roots:
                 at = placeholder[0]
                 target = target[:at] + roots + target[at + 1 :]
+            elif roots:  # `curl -F 'f=@{}'`: the found path inside a word
+                target = [w.replace("{}", roots[0]) if "{}" in w else w for w in target]
             _emit(walk, target, (), None, depth, "find -exec", None, ())
             index = end
         index += 1
