@@ -166,7 +166,8 @@ class EffectAnalyser:
         if effect.action is not Action.WRITE or not effect.content:
             return effect
         if (
-            "truncate" not in effect.flags  # replacing a startup file loses what it held
+            # Replacing a login file loses what it held; a project's .envrc is its own.
+            ("truncate" not in effect.flags or effect.target.endswith(".envrc"))
             and _STARTUP in self.classes.classify(effect.target)
             and only_settings(effect.content)
         ):

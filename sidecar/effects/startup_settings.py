@@ -122,6 +122,15 @@ _OPTIONS = re2.compile(
     r"|compinit|bashcompinit|bindkey\s+[A-Za-z0-9_^\[\]'\" -]+"
     r"|zstyle\s+[A-Za-z0-9_:*.'\" -]+|fpath(?:\+)?=\(?[A-Za-z0-9_./~${} -]*\)?)$"
 )
+# direnv's standard library in an .envrc: a language's layout, a dev environment, .env files.
+_DIRENV = re2.compile(
+    r"^(?:layout\s+(?:python[23]?|node|ruby|go|perl|php|pipenv|poetry|pyenv|uv|anaconda|julia)"
+    r"(?:\s+[A-Za-z0-9_.-]+)?|use\s+(?:nix|flake|node|asdf|mise|guix|julia|rbenv|vim)"
+    r"(?:\s+[A-Za-z0-9_.:#/-]+)?|dotenv(?:_if_exists)?(?:\s+[A-Za-z0-9_./-]+)?"
+    r"|source_up(?:_if_exists)?|source_env(?:_if_exists)?(?:\s+[A-Za-z0-9_./-]+)?"
+    r"|PATH_add\s+[A-Za-z0-9_./-]+|watch_file(?:\s+[A-Za-z0-9_./-]+)+"
+    r"|strict_env|unstrict_env|env_vars_required(?:\s+[A-Za-z_0-9]+)+)$"
+)
 # Names whose value redirects code loading, traffic, package sources, history or prompts.
 _GUARDED_VARIABLE = re2.compile(
     r"^(LD_|DYLD_|GIT_|SSH_|PIP_|NPM_CONFIG_|UV_|POETRY_|CARGO_REGISTR|BUNDLE_|GEM_|HIST|BASH_)"
@@ -285,7 +294,11 @@ def _setting(line: str) -> bool:
         return _known_hook(tool, words)
     if _SOURCE.match(line) is not None:
         return not any(t in line for t in _TEMPORARY)
-    return _EXPORT_NAMES.match(line) is not None or _OPTIONS.match(line) is not None
+    return (
+        _EXPORT_NAMES.match(line) is not None
+        or _OPTIONS.match(line) is not None
+        or _DIRENV.match(line) is not None
+    )
 
 
 def _harmless_alias(name: str, value: str) -> bool:
