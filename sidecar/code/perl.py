@@ -21,6 +21,7 @@ from sidecar.code.values import (
     MAX_ITEMS,
     UNKNOWN,
     Data,
+    carried_through,
     concat,
     derived,
     env_value,
@@ -294,7 +295,7 @@ class _Perl(TreeAnalyser):
         handler = _API.get(name) or _API.get(name.rsplit("::", 1)[-1])
         if handler is not None:
             return handler(self, args)
-        return UNKNOWN
+        return carried_through((*args.pos, *args.kw.values()))
 
     def method_call(self, node: Node) -> object:
         invocant = self.value(node.child_by_field_name("invocant"))

@@ -21,6 +21,7 @@ from sidecar.code.values import (
     MAX_ITEMS,
     UNKNOWN,
     Data,
+    carried_through,
     concat,
     derived,
     env_value,
@@ -347,7 +348,7 @@ class _Php(TreeAnalyser):
         handler = _API.get(name)
         if handler is not None:
             return handler(self, args)
-        return UNKNOWN
+        return carried_through((*args.pos, *args.kw.values()))
 
     def method_call(self, node: Node) -> object:
         obj = node.child_by_field_name("object") or node.child_by_field_name("scope")

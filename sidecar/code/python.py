@@ -28,6 +28,7 @@ from sidecar.code.values import (
     Ref,
     b32decode,
     b64decode,
+    carried_through,
     concat,
     decoded,
     decompress,
@@ -779,7 +780,7 @@ class _Analyser:
             module = func.name.rsplit(".", 1)[0]
             if func.name.endswith(".?") and module.split(".")[0] in _SHELL_MODULES:
                 self.out.problem(f"calls a function of {module} chosen at run time")
-            return UNKNOWN
+            return carried_through((*args.pos, *args.kw.values()))
         if isinstance(func, Bound):
             return self.method(func.obj, func.name, args)
         if isinstance(func, Func):

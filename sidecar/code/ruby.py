@@ -19,6 +19,7 @@ from sidecar.code.values import (
     UNKNOWN,
     Data,
     Ref,
+    carried_through,
     concat,
     derived,
     env_value,
@@ -353,7 +354,7 @@ class _Ruby(TreeAnalyser):
                 return result
             if block is not None:
                 self.inline(block, Args((UNKNOWN,), {}))
-            return UNKNOWN
+            return carried_through((*args.pos, *args.kw.values()))
         if isinstance(receiver, Handle):
             return self.handle_method(receiver, name, args, block)
         if isinstance(receiver, str | Data):

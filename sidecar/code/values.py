@@ -171,6 +171,18 @@ def sources_of(value: object) -> tuple[str, ...]:
     return ()
 
 
+def carried_through(values: Iterable[object]) -> object:
+    """What a function the analysers do not model returns of the values it was given: their
+    sources (`base64.b64encode(open(key).read())` still holds the key, a compressed download
+    is still a download), else UNKNOWN. Only what is sent, written or run gets stricter."""
+    given = list(values)
+    sources = tuple(dict.fromkeys(s for v in given for s in sources_of(v)))
+    if not sources:
+        return UNKNOWN
+    origins = [v.origin for v in given if isinstance(v, Data)]
+    return Data(origins[0] if origins else Origin.UNKNOWN, sources)
+
+
 def printf(template: str, values: object) -> object:
     """sprintf/format with %s and %d (what commands are built with); anything fancier is
     not folded."""
