@@ -97,7 +97,21 @@ _ROLE = _slot("role_words")
 _GREETING = _slot("greeting_words")
 _ADDRESS = [
     # Hello language model! / Dear Copilot, / Hej AI!
-    rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_GREETING}[\s,!]+(?:(?:the|all|any|my|dear)\s+)?{_ROLE})(?:$|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])",
+    rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_GREETING}[\s,!]+(?:(?:the|all|any|my|dear)\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE})(?:$|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])",
+    # By the way, AI shopping assistant: ... / hint[assistant]: / log line (agent): ...
+    rf"(?i)(,\s*(?:[\w-]+\s+){{0,2}}?{_ROLE}\s*:|[\[(]\s*{_ROLE}\s*[\])]\s*:)",
+    # Whoever picks this up (including the AI assistant) should also ...
+    rf"(?i)(\((?:[^()\n]{{0,30}}?\s)?{_ROLE}(?:\s+[\w-]+){{0,2}}\)\s+(?:also\s+)?(?:must|should|"
+    r"shall|needs?\s+to|"
+    r"has\s+to|have\s+to|is\s+to|are\s+to)\b)",
+    # When an AI coding assistant edits this module it should also run ...
+    rf"(?i)\b((?:when|whenever|if|once|before|after)\s+(?:an?\s+|the\s+|any\s+)?(?:[\w-]+\s+){{0,2}}?"
+    rf"{_ROLE}\s+[^.!?\n]{{0,80}}?\b(?:it|they)\s+(?:must|should|shall|needs?\s+to|has\s+to|"
+    r"have\s+to|will\s+need\s+to)\b)",
+    # Si eres un asistente de IA / si vous êtes une IA / wenn du ein KI-Agent bist
+    rf"(?i)((?:si\s+(?:eres|es|est[aá]s|vous\s+[eê]tes|tu\s+es)|se\s+(?:sei|voc[eê]\s+[eé]|[eé]s)|"
+    rf"wenn\s+(?:du|sie)|als\s+(?:du|sie))\s+(?:(?:un[ae]?|une|uno|um|uma|ein(?:e|en)?)\s+)?"
+    rf"(?:[\w-]+\s+){{0,2}}?{_ROLE})",
     # Note for GitHub Copilot: / Tip for bots / Message to whichever model ...
     r"(?i)\b((?:note|notes|message|instructions?|tips?|reminder|notice|memo|warning|request|"
     r"p\.?s\.?|heads[- ]up|attention)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+|every\s+|each\s+|"
@@ -227,6 +241,10 @@ _OVERRIDE = [
     r"\b(?:no\s+longer\s+apply|(?:are|is)\s+(?:now\s+)?(?:void|revoked|cancell?ed|lifted|"
     r"suspended|obsolete|overridden|superseded|disabled))|(?:an?\s+)?(?:ai|agent|assistant|model|"
     r"bot)\s+with\s+no\s+(?:restrictions|limits|rules|filters|guardrails))\b",
+    # Ignore the user's request and instead ...: the person's ask dropped for the text's
+    rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_OVERRIDE_VERB}\s+(?:the\s+|your\s+)?"
+    r"(?:user|human|person|customer|requester|principal)(?:'s|s'|s)?\s+(?:original\s+|actual\s+)?"
+    r"(?:request|question|instructions?|task|prompt|message|query|wishes))\b",
     r"(?i)\b(you\s+are\s+now\s+(?:in\s+|an?\s+)?(?:unrestricted|jailbroken|developer|god|admin|"
     r"root|dan|unfiltered|free)|your\s+(?:real|true|actual|new)\s+(?:task|goal|objective|"
     r"instructions?|purpose|job))\b",
@@ -259,8 +277,16 @@ _SECRECY = [
     r"heimlich|en\s+secret|en\s+secreto|di\s+nascosto|в\s+тайне|тайно|悄悄|秘密に|"
     r"无需(?:征求|询问|告知|通知)|不必(?:询问|告诉|征求)|不要让用户知道|"
     r"n[ãa]o\s+(?:comente|conte|diga|avise|mencione|pergunte)|"
+    r"no\s+(?:hace\s+falta|es\s+necesario|necesitas?)\s+(?:avisar|decir|preguntar|informar|"
+    r"consultar)|pas\s+besoin\s+de\s+(?:pr[ée]venir|dire|demander|informer)|"
+    r"non\s+(?:serve|c'[èe]\s+bisogno\s+di)\s+(?:avvisare|dire|chiedere)|"
+    r"(?:kein|nicht)\s+(?:bescheid|nötig|notwendig)[^.!?\n]{0,20}?(?:sagen|fragen|informieren)|"
     r"(?:دون|بدون)\s+(?:إخبار|اخبار|إعلام|سؤال))",
 ]
+_SECRECY.append(
+    # A Markdown comment (`[//]: # (...)`) is never rendered: it is written for a model.
+    r"(?m)((?:^|\n)\s*\[(?://|comment|_+|hidden)\]:\s*(?:#|<>)\s*[(\x22'])"
+)
 _SECRECY.append(
     # Text styled so a person never sees it: what it says is meant for a model only.
     r"(?i)(<[a-z][a-z0-9]*\s[^>]{0,120}?style\s*=\s*[\x22'][^\x22'>]{0,120}?(?:display\s*:\s*none|"
@@ -342,6 +368,12 @@ _RISK: list[tuple[str, str]] = [
         r"channel|message))",
     ),
     (
+        # the values of OPENAI_API_KEY / $GITHUB_TOKEN / the AWS_SECRET_ACCESS_KEY variable
+        "secrets",
+        r"\b((?i:values?|contents?)\s+of\s+(?i:the\s+)?\$?\{?(?:[A-Z][A-Z0-9]*_)*(?:API_?KEY|KEY|"
+        r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|ACCESS_KEY)S?\b)",
+    ),
+    (
         "the person's data",
         r"(?i)\b((?:zip|archive|compress|tar|collect|gather|harvest|scrape|export|dump|bundle|"
         r"exfiltrate|copy|mail|upload|send|forward|pass|put|include|attach|append|fill|add|insert)"
@@ -384,7 +416,11 @@ _RISK: list[tuple[str, str]] = [
         r"(?i)\b((?:whenever|every\s+time|each\s+time)\s+you\s+(?:run|call|use|execute|send|read|"
         r"write)\b[^.\n]{0,60}?\b(?:prefix|prepend|append|add|include|also|cc|bcc)|supersedes\s+the\s+"
         r"[\w-]+\s+(?:server|tool)|(?:never|don'?t|do\s+not)\s+(?:call|use|invoke)\s+(?:the\s+)?[\w-]+"
-        r"\s+server'?s?\s+tools|instead\s+of\s+the\s+other\s+(?:one|tool|server)|(?:all|every|any)"
+        r"\s+server'?s?\s+tools|instead\s+of\s+the\s+other\s+(?:one|tool|server)|(?:supersedes|"
+        r"replaces|overrides|takes\s+precedence\s+over)\s+(?:the\s+|your\s+|any\s+)?(?:built-?in|"
+        r"local|native|default|system|other)\b[^.!?\n]{0,30}?\b(?:servers?|tools?|terminal|shell)|"
+        r"(?:do\s+not|don'?t|never)\s+(?:use|call|invoke)\s+(?:the\s+|any\s+)?(?:built-?in|local|"
+        r"native|default|other)\b[^.!?\n]{0,30}?\b(?:tools?|terminal|shell)|(?:all|every|any)"
         r"\s+(?:other\s+)?(?:e-?mails?|messages?|requests?|calls?|payments?|transfers?|commits?|"
         r"commands?)\s+(?:must|should|have\s+to|need\s+to|will)\s+(?:also\s+)?(?:be\s+)?(?:sent|go|"
         r"cc'?d|bcc'?d|copied|forwarded|redirected|mirrored|run|prefixed))\b",
@@ -422,7 +458,9 @@ _RISK: list[tuple[str, str]] = [
         # An agent runtime's own permission modes switched to "ask nothing"
         "safety controls",
         r"(bypassPermissions|dangerously[-_]skip[-_]permissions|\x22Bash\(\*\)\x22|--yolo\b|"
-        r"\x22defaultMode\x22\s*:\s*\x22acceptEdits\x22)",
+        r"\x22defaultMode\x22\s*:\s*\x22acceptEdits\x22|(?i:auto[-_.]?approve\w*\x22?\s*[:=]\s*"
+        r"\x22?(?:true|yes|on|all|\x22\*\x22))|"
+        r"(?i:\b(?:yolo|full[-_ ]auto|auto[-_ ]run)\s+mode\b))",
     ),
     (
         "privileges",
@@ -485,6 +523,10 @@ _CODE_SPANS = [
 _PATHS = (
     r"(?:^|[\s'\x22`(=:])((?:~|\$HOME|\$\{HOME\})/[^\s'\x22`<>|;,)]*|/(?:etc|root|home|var|proc|"
     r"Users|usr|opt)/[^\s'\x22`<>|;,)]+|\.[A-Za-z0-9_][\w-]*(?:/[^\s'\x22`<>|;,)]*)?)"
+)
+# The rest of a path whose folders have spaces in their names (macOS `Application Support`).
+_SPACED_SEGMENTS = re2.compile(
+    r"(?: [A-Z][\w.-]*(?: [A-Z][\w.-]*)?/[^\s'\x22`<>|;,)]*)+(?: [A-Z][\w.-]*)?"
 )
 _PATH_VERB = re2.compile(
     r"(?i)\b(read|reading|cat|open|opening|print|show|dump|send|attach|include|upload|copy|edit|"
@@ -664,6 +706,11 @@ class IntentAnalyser:
             if len(path) < 3:
                 continue
             classes = self._classes.classify(path)
+            spaced = _SPACED_SEGMENTS.match(text, match.end(1))
+            if spaced is not None and not classes & _SECRET_CLASSES:
+                # `~/Library/Application Support/.../Login Data`: folders with spaces
+                path = path + spaced.group(0).rstrip(_TRIM)
+                classes = classes | self._classes.classify(path)
             before = text[max(0, match.start(1) - 60) : match.start(1)]
             if _negated(text, match.start(1), match.start(1)) or _REFUSED.search(
                 text[match.end(1) : match.end(1) + 80]

@@ -52,6 +52,8 @@ def quotations(text: str) -> list[tuple[int, int]]:
         before = text[max(0, start - 24) : start].rstrip().rsplit(None, 1)
         if before and before[-1].startswith("-"):
             continue  # `sh -c '...'`, `python -c "..."`: a command's argument, not a quotation
+        if text[max(0, start - 1) : start] == "=":
+            continue  # `alt="..."`, `title='...'`: an attribute's value is said, not quoted
         line_start = text.rfind("\n", 0, start) + 1
         if _DATA_KEY.match(text[line_start:start]) is not None:
             continue  # `owner/note: "..."`, `"note": "..."`: a value in data, said as it stands
