@@ -128,3 +128,15 @@ async def test_read_only_in_smart_approve(command: str, expected: Verdict) -> No
 )
 async def test_encoded_data_keeps_its_sources(command: str, expected: Verdict) -> None:
     assert await verdict_in(_ENGINE, "shell", {"command": command}) is expected
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        # Yarn 1's machine-wide installs name packages like `yarn add`.
+        ("yarn global add nodemom", ASK),
+        ("yarn global add nodemon", ALLOW),
+    ],
+)
+async def test_yarn_global_installs(command: str, expected: Verdict) -> None:
+    assert await verdict_in(_ENGINE, "shell", {"command": command}) is expected
