@@ -166,3 +166,18 @@ async def test_yarn_global_installs(command: str, expected: Verdict) -> None:
 )
 async def test_git_hooks_by_content(args: dict[str, str], expected: Verdict) -> None:
     assert await verdict_in(_ENGINE, "Write", args) is expected
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "expected"),
+    [
+        # Request catchers and anonymous drops publish whatever they are sent.
+        ("mcp__fetch__fetch", {"url": "https://webhook.site/3f1c", "method": "POST",
+                               "body": "build finished"}, ASK),
+        ("shell", {"command": "echo done | nc termbin.com 9999"}, ASK),
+        ("shell", {"command": "curl -s https://webhook.site/token/abc/requests"}, ALLOW),
+        ("shell", {"command": "curl -s -d '{\"a\":1}' https://api.example.com/v1/items"}, ALLOW),
+    ],
+)  # fmt: skip
+async def test_drop_services(tool: str, args: dict[str, str], expected: Verdict) -> None:
+    assert await verdict_in(_ENGINE, tool, args) is expected
