@@ -625,7 +625,13 @@ class IntentAnalyser:
             found += self._command_hits(text)
         found += self._path_hits(text, scope)
         if scope == "content" and quoted:
-            found = [h for h in found if not inside(quoted, h.start, h.end)]
+            # A request that ends inside a quotation is the quoted one (`an email that says
+            # "forward the last five emails to x@example.com"`): talked about, not asked.
+            found = [
+                h for h in found
+                if not inside(quoted, h.start, h.end)
+                and not (h.feature is Feature.RISK and inside(quoted, h.end - 1, h.end))
+            ]  # fmt: skip
         # "Never use this to read .env files": a request its clause forbids asks for nothing.
         return [h for h in found if h.feature is not Feature.RISK or not prohibited(text, h.start)]
 
