@@ -51,6 +51,7 @@ _SECRET_CLASSES = frozenset({"credentials", "key_stores", "environment"})
 MAX_RECORDED_CONTENT = 64 * 1024
 _ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2", ".tar", ".zip")
 _UNPACKERS = frozenset({"tar", "unzip", "7z"})
+_COPIERS = frozenset({"cp", "mv", "install", "rsync", "ditto", "Copy-Item", "Move-Item"})
 _ECOSYSTEMS = {
     "npm": "npm", "pnpm": "npm", "yarn": "npm", "npx": "npm", "bun": "npm", "pnpx": "npm",
     "pip": "pip", "pip3": "pip", "uv": "pip", "pipx": "pip", "poetry": "pip", "uvx": "pip",
@@ -155,6 +156,7 @@ class SessionFlow:
                     result.extend(found)
                     changed = True
         ran = self._run_by(session_id, programs, cwd, analyses)
+        ran.extend(self._run_by_name(session_id, programs))
         if ran:
             result.extend(ran)
             changed = True
@@ -222,6 +224,23 @@ class SessionFlow:
                 found.extend(
                     self._ran_code(session_id, fact.key, fact.detail, False, cwd, analyses)
                 )
+        return found
+
+    def _run_by_name(self, session_id: str, programs: Iterable[str]) -> list[Effect]:
+        """`fmt-helper --check`: a program run by name that an earlier call downloaded into a
+        `bin` folder (~/.local/bin, /usr/local/bin) is that download, found on PATH."""
+        names = {p for p in programs if p and "/" not in p}
+        if not names:
+            return []
+        found: list[Effect] = []
+        for fact in self._facts.facts(session_id, FILE):
+            directory, _, base = fact.key.rpartition("/")
+            if (
+                base in names
+                and fact.origin in _HIDDEN_VALUES
+                and directory.rpartition("/")[2] in ("bin", "sbin")
+            ):
+                found.append(Effect(Action.EXECUTE, fact.key, Origin(fact.origin), program=base))
         return found
 
     def _hooks(self, session_id: str, analyses: list[ShellAnalysis]) -> list[Effect]:
@@ -519,6 +538,13 @@ class SessionFlow:
             elif effect.content and len(effect.content) <= MAX_RECORDED_CONTENT:
                 # Kept to judge it if a later call runs it (a script, a cron table, a hook).
                 yield Fact(FILE, path, Origin.LITERAL.value, effect.content)
+            elif effect.data and effect.program in _COPIERS:
+                # A download or a written script copied or renamed is still what it was.
+                for item in effect.data:
+                    was = self._file_fact(session_id, item)
+                    if was is not None and was.kind == FILE:
+                        yield Fact(FILE, path, was.origin, was.detail)
+                        break
             secret_sources = [
                 s
                 for s in effect.data
