@@ -495,7 +495,12 @@ class SessionFlow:
                 definitions.append(fact.detail)
         if not kept and not definitions:
             return None
-        assignments = "".join(f"{f.key}={shlex.quote(f.detail)}\n" for f in kept)
+        assignments = "".join(
+            f"{f.key}={f.detail}\n"
+            if f.origin == _SUBSTITUTED
+            else f"{f.key}={shlex.quote(f.detail)}\n"
+            for f in kept
+        )
         return assignments + "".join(d + "\n" for d in definitions) + line
 
     def record(
@@ -560,8 +565,11 @@ class SessionFlow:
                 yield Fact(CARRIED, GIT_STAGED, "", "\n".join(dict.fromkeys(secret_sources)))
             elif secret_sources:
                 yield Fact(CARRIED, path, "", "\n".join(dict.fromkeys(secret_sources)))
-            if path.rsplit("/", 1)[-1] in (".npmrc", "pip.conf", ".yarnrc", ".yarnrc.yml"):
+            name = path.rsplit("/", 1)[-1]
+            if name in (".npmrc", "pip.conf", ".yarnrc", ".yarnrc.yml"):
                 yield from _registry_in_config(path, effect.content)
+            elif name.startswith("requirements") and name.endswith((".txt", ".in")):
+                yield from _index_in_requirements(effect.content)
 
     def _unpacked(self, session_id: str, destination: str, archives: list[str]) -> Iterable[Fact]:
         for archive in archives:
@@ -759,6 +767,10 @@ def _command_facts(commands: Sequence[SimpleCommand]) -> Iterable[Fact]:
                     yield Fact(REGISTRY, ecosystem, "", value)
                 if equals and _VARIABLE_NAME.fullmatch(name) and _static(value):
                     yield Fact(VARIABLE, name, "", value)
+                elif equals and _VARIABLE_NAME.fullmatch(name) and _substitution(value):
+                    # `export T=$(cat ~/.aws/credentials)`: what T holds is worked out again
+                    # wherever a later call uses it (the persistent shell kept it).
+                    yield Fact(VARIABLE, name, _SUBSTITUTED, value)
 
 
 def _git_alias(command: SimpleCommand) -> tuple[str, str] | None:
@@ -791,6 +803,20 @@ def _runs_git_alias(line: str, name: str) -> bool:
     return re2.search(pattern, line) is not None
 
 
+_SUBSTITUTED = "substituted"  # a VARIABLE fact's origin: its detail is `$(...)` as written
+
+
+def _substitution(value: str) -> bool:
+    """One command substitution, as written (`$(cat ~/.aws/credentials)`), short enough."""
+    return (
+        len(value) <= _MAX_VARIABLE
+        and value.startswith("$(")
+        and value.endswith(")")
+        and value.count("$(") == 1
+        and "\n" not in value
+    )
+
+
 def _static(value: str) -> bool:
     """A value the walk resolved (`$HOME` is `~` by now), short enough to keep."""
     return (
@@ -809,6 +835,17 @@ def _registry_in_config(path: str, content: str) -> Iterable[Fact]:
             key, sep, value = line.partition(":")
         if sep and _registry_key(key) in _REGISTRY_KEYS:
             yield Fact(REGISTRY, ecosystem, "", value.strip().strip("\"'"))
+
+
+_REQUIREMENTS_INDEX = re2.compile(
+    r"(?m)^\s*(?:--index-url|--extra-index-url|-i|--find-links|-f)(?:\s+|=)(\S+)"
+)
+
+
+def _index_in_requirements(content: str) -> Iterable[Fact]:
+    """`--extra-index-url URL` in a requirements file: pip installs from there too."""
+    for match in _REQUIREMENTS_INDEX.finditer(content):
+        yield Fact(REGISTRY, "pip", "", str(match.group(1)))
 
 
 def _registry_key(key: str) -> str:
