@@ -499,6 +499,13 @@ def _command_effects(
                 content=flow.contents.get(path, ""),
             )
         )
+    elif parsed is None and program != command.program and _MODULE.fullmatch(program):
+        # `python -m helper`: a module Python finds first in the working directory.
+        path = program.replace(".", "/") + ".py"
+        found.append(
+            Effect(Action.EXECUTE, path, _file_origin(path, flow), flags=_MODULE_RUN,
+                   program=command.program, content=flow.contents.get(path, ""))
+        )  # fmt: skip
     elif flow.origins.get(command.program) in HIDDEN_ORIGINS:
         # `certutil -urlcache -f URL p.exe && p.exe`: Windows runs a program from the working
         # directory before PATH (and a PATH holding `.` does too): the download runs.
@@ -647,6 +654,8 @@ def _module_as_program(command: SimpleCommand) -> tuple[str, tuple[str, ...]]:
     return program, args
 
 
+_MODULE = re2.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+_MODULE_RUN = frozenset({"module"})
 _NETWORK = frozenset({Action.SEND, Action.FETCH, Action.CONNECT})
 _LOOKS = frozenset({Action.READ, Action.FETCH})  # what read-only commands may do
 _RUNS_READ_ONLY = frozenset({"runs_read_only"})
