@@ -44,6 +44,7 @@ _THROUGH_LINK = frozenset({"through_link"})
 _MAX_VARIABLE = 1024  # longer values are not kept
 CWD = "cwd"
 GIT_ALIAS = "git_alias"  # a `!` alias: NAME -> the shell command `git NAME` runs
+DEFINED = "defined"  # a shell function or alias a call defined: NAME -> its definition
 GIT_STAGED = "(git staged)"  # CARRIED: secrets `git add` staged, sent by the next push
 KUBE = "kube"  # the Kubernetes context a call made current (kept in the kubeconfig file)
 _RUNS = frozenset({Action.EXECUTE, Action.INSTALL, Action.PERSIST})
@@ -489,6 +490,9 @@ class SessionFlow:
                 f.detail for f in self._facts.facts(session_id, GIT_ALIAS)
                 if _runs_git_alias(line, f.key)
             )  # fmt: skip
+        definitions.extend(
+            f.detail for f in self._facts.facts(session_id, DEFINED) if _calls(line, f.key)
+        )
         for path in sourced:
             fact = self._file_fact(session_id, normalise(path), cwd)
             if fact is not None and fact.kind == FILE and fact.origin == Origin.LITERAL.value:
@@ -509,6 +513,8 @@ class SessionFlow:
         facts = list(self._facts_from(session_id, effects))
         for analysis in analyses[:1]:
             facts.extend(_command_facts(analysis.commands))
+            # A persistent shell keeps the functions and aliases a call defined.
+            facts.extend(Fact(DEFINED, name, "", text) for name, text in analysis.definitions)
         self._facts.record(session_id, facts)
 
     def _facts_from(self, session_id: str, effects: Sequence[Effect]) -> Iterable[Fact]:
@@ -815,6 +821,12 @@ def _substitution(value: str) -> bool:
         and value.count("$(") == 1
         and "\n" not in value
     )
+
+
+def _calls(line: str, name: str) -> bool:
+    """Whether `line` may run the command NAME (a word in command position, roughly)."""
+    pattern = r"(^|[\s;&|(`{])" + re2.escape(name) + r"(\s|$|[;&|)`}])"
+    return name in line and re2.search(pattern, line) is not None
 
 
 def _static(value: str) -> bool:

@@ -18,6 +18,7 @@ import itertools
 import math
 import posixpath
 import re
+import shlex
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -78,6 +79,13 @@ class ShellAnalysis(NamedTuple):
     problems: tuple[str, ...]  # what cannot be resolved statically
     parse_error: bool = False
     recursive_functions: tuple[str, ...] = ()  # functions that call themselves (fork bombs)
+    # Functions and aliases the line defines, (name, definition as written): a persistent
+    # shell keeps them for the session's later calls.
+    definitions: tuple[tuple[str, str], ...] = ()
+
+
+_MAX_DEFINITIONS = 16
+_MAX_DEFINITION_CHARS = 4096
 
 
 class _Dynamic(str):
@@ -110,6 +118,7 @@ class _Walk:
     env: _Variables = field(default_factory=lambda: _Variables())
     producers: dict[str, SimpleCommand] = field(default_factory=dict)
     functions: dict[str, tuple[Node, str]] = field(default_factory=dict)
+    definitions: dict[str, str] = field(default_factory=dict)  # name -> its text, as written
     calling: set[str] = field(default_factory=set)
     called: set[str] = field(default_factory=set)
     loops: int = 0  # loop bodies being walked per value, nested
@@ -194,6 +203,7 @@ def _run(
         tuple(dict.fromkeys(problems)),
         walk.parse_error,
         tuple(dict.fromkeys(walk.recursive_functions)),
+        tuple(walk.definitions.items())[:_MAX_DEFINITIONS],
     )
 
 
@@ -388,6 +398,9 @@ def _walk_nodes(
             if _calls_itself(node, source):
                 walk.recursive_functions.append(name)
             body = node.child_by_field_name("body")
+            text = _text(node, source)
+            if depth == 0 and len(text) <= _MAX_DEFINITION_CHARS:
+                walk.definitions[name] = text
             if body is not None and name not in walk.calling:
                 walk.functions[name] = (body, source)  # walked where it is called
                 continue
@@ -958,6 +971,8 @@ def _emit(
             alias, equals, value = definition.partition("=")
             if equals and alias and not alias.startswith("-"):
                 walk.aliases[alias] = value
+                if depth == 0 and len(value) <= _MAX_DEFINITION_CHARS:
+                    walk.definitions[alias] = f"alias {alias}={shlex.quote(value)}"
     elif program == "printf" and len(rest) >= 3 and rest[0] == "-v":
         _assign_output(
             walk, rest[1], printf(rest[2], rest[3:]) if not any(map(_dynamic, rest[2:])) else None
