@@ -129,6 +129,7 @@ def encode(analysis: ShellAnalysis, max_commands: int) -> bytes:
         "problems": problems,
         "parse_error": analysis.parse_error,
         "recursive_functions": list(analysis.recursive_functions),
+        "definitions": [list(d) for d in analysis.definitions],
     }
     lines = [_json(head)]
     lines += (_json(table[i : i + _ROWS_PER_LINE]) for i in range(0, len(table), _ROWS_PER_LINE))
@@ -171,6 +172,7 @@ def decode(body: bytes) -> ShellAnalysis | str:
         tuple(str(p) for p in data["problems"]),
         bool(data["parse_error"]),
         tuple(str(f) for f in data["recursive_functions"]),
+        tuple((str(n), str(t)) for n, t in data.get("definitions", ())),
     )
 
 
