@@ -181,3 +181,29 @@ async def test_git_hooks_by_content(args: dict[str, str], expected: Verdict) -> 
 )  # fmt: skip
 async def test_drop_services(tool: str, args: dict[str, str], expected: Verdict) -> None:
     assert await verdict_in(_ENGINE, tool, args) is expected
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "expected"),
+    [
+        # A remote re-pointed and pushed to in one line is a new destination for the code.
+        ("shell", {"command": "git remote set-url origin https://github.com/other/fork.git && "
+                   "git push origin --all"}, ASK),
+        ("shell", {"command": "git remote set-url origin git@github.com:org/repo.git && "
+                   "git fetch origin"}, ALLOW),
+        # The metadata service through a fetch tool, as through curl.
+        ("mcp__fetch__fetch", {"url": "http://169.254.169.254/latest/meta-data/iam/"
+                               "security-credentials/"}, DENY),
+        ("http_request", {"method": "GET", "url": "http://169.254.169.254/latest/meta-data/"
+                          "instance-id"}, ASK),
+        ("WebFetch", {"url": "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/"
+                      "instancedata-data-retrieval.html"}, ALLOW),
+        # A project's secrets opened to every user of the machine.
+        ("shell", {"command": "chmod 666 .env"}, ASK),
+        ("shell", {"command": "chmod 600 .env"}, ALLOW),
+    ],
+)  # fmt: skip
+async def test_remotes_metadata_and_project_secrets(
+    tool: str, args: dict[str, str], expected: Verdict
+) -> None:
+    assert await verdict_in(_ENGINE, tool, args) is expected

@@ -92,7 +92,7 @@ def _adds_execute(mode: str) -> bool:
 
 
 def pushes_to_added_remote(commands: Sequence[SimpleCommand]) -> str | None:
-    """A git remote added and pushed to in the same command line: the URL it adds."""
+    """A git remote added (or re-pointed) and pushed to in the same command line: its URL."""
     if sum(command.program == "git" for command in commands) < 2:
         return None
     added: dict[str, str] = {}
@@ -100,7 +100,7 @@ def pushes_to_added_remote(commands: Sequence[SimpleCommand]) -> str | None:
         if command.program != "git":
             continue
         words = subcommand_words(command, limit=4)
-        if words[:2] == ("remote", "add") and len(words) >= 4:
+        if words[:2] in (("remote", "add"), ("remote", "set-url")) and len(words) >= 4:
             added[words[2]] = words[3]
         elif words[:1] == ("push",) and len(words) >= 2 and words[1] in added:
             return added[words[1]]
