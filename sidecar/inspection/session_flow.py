@@ -121,7 +121,7 @@ class SessionFlow:
         session_id: str,
         effects: Sequence[Effect],
         cwd: str = "",
-        programs: Iterable[str] = (),
+        programs: Sequence[str] = (),
     ) -> tuple[list[Effect], list[ShellAnalysis]] | None:
         """The effects resolved against the session's facts, with the shell code of files
         an earlier call wrote that this call runs; None when nothing changed. `cwd`: the
@@ -157,7 +157,6 @@ class SessionFlow:
                     result.extend(found)
                     changed = True
         ran = self._run_by(session_id, programs, cwd, analyses)
-        ran.extend(self._run_by_name(session_id, programs))
         if ran:
             result.extend(ran)
             changed = True
@@ -203,45 +202,35 @@ class SessionFlow:
         return found
 
     def _run_by(
-        self, session_id: str, programs: Iterable[str], cwd: str, analyses: list[ShellAnalysis]
+        self, session_id: str, programs: Sequence[str], cwd: str, analyses: list[ShellAnalysis]
     ) -> list[Effect]:
-        """Files the session wrote that a program of this call runs by itself: ssh runs its
-        configuration's ProxyCommand, every Python start the .pth files of site-packages.
-        What they hold is judged as run; a downloaded one is network code run."""
-        names = {_runner_name(p) for p in programs} & self._run_programs
-        if not names:
+        """Files the session wrote that this call's programs run without naming them: by
+        themselves (ssh its configuration's ProxyCommand, every Python start the .pth files
+        of site-packages: what they hold is judged as run, a downloaded one is network code
+        run), or by name from a `bin` folder a download went to (`fmt-helper --check`)."""
+        runs = {_runner_name(p) for p in programs} & self._run_programs
+        bare = {p for p in programs if p and "/" not in p}
+        if not runs and not bare:
             return []
         found: list[Effect] = []
         for fact in self._facts.facts(session_id, FILE):
-            if not (fact.detail or fact.origin in _HIDDEN_VALUES):
+            hidden = fact.origin in _HIDDEN_VALUES
+            if not (fact.detail or hidden):
                 continue
-            runners = names & self._runners(fact.key)
+            directory, _, base = fact.key.rpartition("/")
+            if hidden and base in bare and directory.rpartition("/")[2] in ("bin", "sbin"):
+                found.append(Effect(Action.EXECUTE, fact.key, Origin(fact.origin), program=base))
+                continue
+            runners = runs & self._runners(fact.key) if runs else frozenset()
             if not runners:
                 continue
-            if fact.origin in _HIDDEN_VALUES:
+            if hidden:
                 program = min(runners)
                 found.append(Effect(Action.EXECUTE, fact.key, Origin(fact.origin), program=program))
             else:
                 found.extend(
                     self._ran_code(session_id, fact.key, fact.detail, False, cwd, analyses)
                 )
-        return found
-
-    def _run_by_name(self, session_id: str, programs: Iterable[str]) -> list[Effect]:
-        """`fmt-helper --check`: a program run by name that an earlier call downloaded into a
-        `bin` folder (~/.local/bin, /usr/local/bin) is that download, found on PATH."""
-        names = {p for p in programs if p and "/" not in p}
-        if not names:
-            return []
-        found: list[Effect] = []
-        for fact in self._facts.facts(session_id, FILE):
-            directory, _, base = fact.key.rpartition("/")
-            if (
-                base in names
-                and fact.origin in _HIDDEN_VALUES
-                and directory.rpartition("/")[2] in ("bin", "sbin")
-            ):
-                found.append(Effect(Action.EXECUTE, fact.key, Origin(fact.origin), program=base))
         return found
 
     def _hooks(self, session_id: str, analyses: list[ShellAnalysis]) -> list[Effect]:

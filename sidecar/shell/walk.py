@@ -398,9 +398,8 @@ def _walk_nodes(
             if _calls_itself(node, source):
                 walk.recursive_functions.append(name)
             body = node.child_by_field_name("body")
-            text = _text(node, source)
-            if depth == 0 and len(text) <= _MAX_DEFINITION_CHARS:
-                walk.definitions[name] = text
+            if depth == 0 and node.end_byte - node.start_byte <= _MAX_DEFINITION_CHARS:
+                walk.definitions[name] = _text(node, source)
             if body is not None and name not in walk.calling:
                 walk.functions[name] = (body, source)  # walked where it is called
                 continue
