@@ -114,8 +114,8 @@ _ADDRESS = [
     rf"(?:[\w-]+\s+){{0,2}}?{_ROLE})",
     # Note for GitHub Copilot: / Tip for bots / Message to whichever model ...
     r"(?i)\b((?:note|notes|message|instructions?|tips?|reminder|notice|memo|warning|request|"
-    r"p\.?s\.?|heads[- ]up|attention)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+|every\s+|each\s+|"
-    rf"whichever\s+|whatever\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE})\b",
+    r"p\.?s\.?|heads[- ]up|attention)\s+(?:from\s+[^.:!?\n]{1,40}?\s+)?(?:to|for)\s+(?:the\s+|"
+    rf"any\s+|all\s+|every\s+|each\s+|whichever\s+|whatever\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE})\b",
     # AI model: ... / Assistant, ... / ASSISTANT OVERRIDE: (a role opening a clause)
     rf"(?i)(?:^|[\n.!?>:;\[(\x22*#/]|\s-\s)\s*((?:the\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE}(?:\s+(?:and|or|&)\s+(?:[\w-]+\s+)?{_ROLE})?(?:\s+(?:override|"
     r"note|notice|instructions?|message|task|reminder|request|mode))?\s*[:,])",
@@ -160,18 +160,18 @@ _ADDRESS = [
     rf"doivent|doit|должны|должен|обязан\S*|moeten|moet|powinien|powinni|powinna|musi|muszą|"
     rf"dürfen|darf|pueden|possono|peuvent|podem)(?:$|[\s,.]))",
     # If an LLM is triaging this / AI agents working on this repository: / Bots handling this
-    rf"(?i)\b(if\s+(?:an?\s+|the\s+|any\s+)?(?:[\w-]+\s+)?{_ROLE}\s+(?:is|are)\s+[a-z]+ing\b|"
+    rf"(?i)\b(if\s+(?:an?\s+|the\s+|any\s+)?(?:[\w-]+\s+){{0,3}}?{_ROLE}\s+(?:is|are)\s+[a-z]+ing\b|"
     rf"{_ROLE}\s+[a-z]+ing\s+(?:on\s+|with\s+|over\s+)?(?:this|these|the|that)\s+[^.:!?\n]{{0,40}}?(?::|"
     rf"\s(?:must|should|shall|need\s+to|have\s+to|are\s+(?:required|expected|asked)\s+to)\b))",
     # Hinweis für KI-Assistenten: / Nota para asistentes de IA: / 给AI助手的说明 / AIアシスタントへ:
     rf"(?i)((?:hinweis|notiz|nachricht|anweisung|nota|note|mensaje|aviso|messaggio|avviso|"
     rf"importante|important|wichtig|atención|atencion|attenzione|"
     rf"примечание|сообщение|указание|uwaga|wiadomość|opmerking|bericht|mesaj)\s+(?:für|fur|para|"
-    rf"pour|per|для|dla|voor|aux?|al|ai|agli|alla|için)\s+(?:(?:el|la|los|las|die|den|der|les|le|"
+    rf"pour|per|для|dla|voor|aux?|al|ai|agli|alla|için|an)\s+(?:(?:el|la|los|las|die|den|der|les|le|"
     rf"o|os|as|il|lo|gli|de|het|l')\s*)?(?:[\w-]+\s+)?{_ROLE}|(?:给|致|对)\s*{_ROLE}|"
     rf"{_ROLE}\s*(?:へ|に|への)\s*(?:の)?[:\x{{FF1A}}、]|(?:给|致|对)[^。\n:\x{{FF1A}}]{{0,24}}?{_ROLE}\s*[:\x{{FF1A}}]|"
     rf"(?:تعليمات|ملاحظة|رسالة|تنبيه|إلى)\s+{_ROLE}|(?:^|[\n.!?>]\s*)(?:para|pour|für|per|для|dla|voor|"
-    rf"an|à)\s+(?:\S+\s+){{0,2}}?{_ROLE}[^.!?\n,]{{0,40}}[:\x{{FF1A}}])",
+    rf"an|à)\s+(?:\S+\s+){{0,2}}?{_ROLE}[^.!?\n,]{{0,80}}[:\x{{FF1A}}])",
     # If this message is processed by an AI email assistant / read by a bot
     rf"(?i)\b((?:processed|read|handled|parsed|opened|summari[sz]ed|triaged|reviewed|seen)\s+by\s+"
     rf"(?:an?\s+|the\s+|any\s+|some\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE})\b",
@@ -201,6 +201,15 @@ _ADDRESS = [
     r"(?:[\w'-]+\s+){0,4}?(?:must|should|shall|needs?\s+to|has\s+to|have\s+to|agrees?\s+to|"
     r"(?:is|are)\s+(?:now\s+)?(?:required|expected|authori[sz]ed|allowed|permitted|"
     r"instructed|asked|supposed|obliged)\s+to|will\s+now))\b",
+    # include this in your reply to the user (only a model replies to "the user" for a text)
+    r"(?i)\b((?:in|into|with|to|at\s+the\s+(?:end|start|top|bottom)\s+of)\s+your\s+(?:next\s+|final\s+)?"
+    r"(?:reply|response|answer|summary|message|output)\s+(?:to|for)\s+the\s+(?:user|person|human|"
+    r"customer|requester))\b",
+    # whoever is reading this out for someone (a reader acting for a person: a model)
+    r"(?i)\b((?:reading|processing|summari[sz]ing|handling|parsing|relaying)\s+(?:this|these|the\s+"
+    r"following)(?:\s+[\w-]+)?(?:\s+out)?\s+(?:for|on\s+behalf\s+of|to)\s+(?:someone|somebody|a\s+"
+    r"(?:user|person|human|customer|client)|the\s+(?:user|person|human|customer|client)|their\s+"
+    r"(?:user|owner|principal|human)))\b",
 ]
 _ROLE_MARKER = [
     # a line of data that opens like a message of another role
@@ -284,6 +293,16 @@ _SECRECY = [
     r"(?:دون|بدون)\s+(?:إخبار|اخبار|إعلام|سؤال))",
 ]
 _SECRECY.append(
+    # Leave it out of the PR description / no need to flag it / inutile de l'expliquer
+    r"(?i)\b(leave\s+(?:it|this|that|them|these)\s+out\s+of\s+(?:the\s+|your\s+|any\s+)?(?:[\w-]+\s+)?"
+    r"(?:pr|pull\s+request|commit|summary|description|reply|response|report|changelog|notes?|"
+    r"answer|message|review)|(?:no\s+need\s+to|don'?t|do\s+not|never)\s+(?:explain|justify|flag|"
+    r"point\s+out|call\s+out|surface|highlight|raise|disclose)\s+(?:it|this|that|them|these)\b|"
+    r"inutile\s+de\s+(?:le\s+|la\s+|l'|lui\s+|leur\s+|en\s+)?(?:expliquer|dire|mentionner|signaler|"
+    r"pr[ée]venir|demander|justifier)|nicht\s+(?:extra\s+|erst\s+|noch\s+)?(?:nachfragen|r[üu]ckfragen|"
+    r"erw[äa]hnen|erkl[äa]ren)|ohne\s+r[üu]ckfrage)"
+)
+_SECRECY.append(
     # A Markdown comment (`[//]: # (...)`) is never rendered: it is written for a model.
     r"(?m)((?:^|\n)\s*\[(?://|comment|_+|hidden)\]:\s*(?:#|<>)\s*[(\x22'])"
 )
@@ -318,6 +337,8 @@ _RECIPIENT = (
 )
 _CONFIDENTIAL = _slot("secret_words")
 _TAKE_VERB = _slot("take_verbs")
+LINK_OUT = "a link that carries data out"
+SENDING = "sending data out"
 _RISK: list[tuple[str, str]] = [
     (
         # "the `license_key` field must contain the contents of ~/.config/x/hosts.json",
@@ -344,18 +365,18 @@ _RISK: list[tuple[str, str]] = [
         r"[A-Z][A-Z0-9_]{3,}\b)[^)\s]{0,200}\))",
     ),
     (
-        "sending data out",
+        SENDING,
         rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_SEND_VERB}[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-][^\n]{{0,100}}?{_RECIPIENT})",
     ),
     (
         # https://x.example/collect に送信して: the recipient first, then the verb (Japanese,
         # Korean word order).
-        "sending data out",
+        SENDING,
         rf"(?i)({_RECIPIENT}\s*(?:に|へ|宛てに|까지|에게|으로|로|에)\s*{_SEND_VERB})",
     ),
     (
         # A chat channel is a recipient when what goes there is data, not a summary.
-        "sending data out",
+        SENDING,
         rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_SEND_VERB}\s[^\n]{{0,60}}?"
         rf"(?:{_CONFIDENTIAL}|files?|data|exports?|dumps?|logs|history|conversation|contents|"
         rf"customers?|database)\b[^\n]{{0,40}}?(?:^|\s)#[a-z][\w-]+)",
@@ -398,7 +419,7 @@ _RISK: list[tuple[str, str]] = [
         r"your\s+prompt))\b",
     ),
     (
-        "a link that carries data out",
+        LINK_OUT,
         r"(?i)((?:https?://\S*[?&=]\S*|\b(?:url|link|address)\b)[^.!\n]{0,60}?\b(?:followed\s+by|"
         r"containing|plus|with|appended|\+)\s+(?:the\s+|your\s+|their\s+)?(?:[\w'-]+\s+){0,3}?"
         r"(?:conversation|chat|history|messages|name|e-?mail|address|phone|data|documents|"
@@ -444,6 +465,24 @@ _RISK: list[tuple[str, str]] = [
         r"firewall|ufw|iptables|selinux|apparmor|antivirus|defender|edr|security\s+(?:checks?|"
         r"controls?|scans?|tools?|software)|guardrails?|safety\s+\w+|monitoring|audit\s*(?:logs?|"
         r"trail)?|sidecar|policy\s+(?:engine|checks?)|2fa|mfa|protections?|branch\s+protection))\b",
+    ),
+    (
+        # `fraud_checks: false`, verify_ssl=False: a setting named for a control, turned off
+        "safety controls",
+        r"(?i)(?:^|[^\w.-])([\w.-]*(?:check|verif|scan|audit|secur|auth|validat|protect|guard|"
+        r"firewall|sandbox|ssl|tls|csrf|2fa|mfa|signing|signature|approval)[\w.-]*[\x22'`]?\s*[:=]\s*"
+        r"[\x22'`]?(?:false|off|no|disabled?|none|0))\b",
+    ),
+    (
+        "following hidden instructions",
+        r"(?i)\b((?:decod|deobfuscat|decrypt|unscrambl|translat|revers)\w*\b[^.!?\n]{0,80}?\b(?:and|"
+        r"then)\s+(?:act\s+on|follow|execute|run|obey|carry\s+out|do\s+(?:what|as)|perform|apply)\b)",
+    ),
+    (
+        "approving prompts for the person",
+        r"(?i)\b((?:answer|reply|respond|say|type|enter)\s+(?:with\s+)?[\x22'`]?(?:yes|y)\b|"
+        r"(?:approve|accept|confirm|allow)\s+(?:any|all|every|each)\s+(?:[\w-]+\s+)?(?:prompts?|"
+        r"requests?|dialogs?|confirmations?)\b)",
     ),
     (
         # Merged without the checks, alerts dismissed: the controls a review relies on.
@@ -494,7 +533,10 @@ _RISK: list[tuple[str, str]] = [
         "pushing or publishing",
         r"(?i)\b((?:push|publish|deploy|release|merge)\w*\b[^.!?\n]{0,40}?\b(?:to|into|on)\s+"
         r"(?:the\s+)?(?:production|prod|main|master|npm|pypi|crates\.io|rubygems|the\s+registry|"
-        r"live)|bump\s+the\s+version\s+and\s+publish)\b",
+        r"live)|bump\s+the\s+version\s+and\s+publish|(?:commit|upload|post|paste|put|push|publish|"
+        r"share|copy|save)\w*\b[^.!?\n]{0,60}?\b(?:to|into|on|in|as)\s+(?:an?\s+|the\s+)?(?:new\s+)?"
+        r"public\s+(?:gist|repo|repository|paste|pastebin|bucket|channel|post|page|link|url|issue|"
+        r"snippet))\b",
     ),
     (
         "calling a tool",
@@ -524,6 +566,7 @@ _PATHS = (
     r"(?:^|[\s'\x22`(=:])((?:~|\$HOME|\$\{HOME\})/[^\s'\x22`<>|;,)]*|/(?:etc|root|home|var|proc|"
     r"Users|usr|opt)/[^\s'\x22`<>|;,)]+|\.[A-Za-z0-9_][\w-]*(?:/[^\s'\x22`<>|;,)]*)?)"
 )
+_RELATIVE_PATHS = r"(?:^|[\s'\x22`(=])([A-Za-z0-9_][\w.-]*/[\w./-]*[\w-])"
 # The rest of a path whose folders have spaces in their names (macOS `Application Support`).
 _SPACED_SEGMENTS = re2.compile(
     r"(?: [A-Z][\w.-]*(?: [A-Z][\w.-]*)?/[^\s'\x22`<>|;,)]*)+(?: [A-Z][\w.-]*)?"
@@ -548,7 +591,9 @@ _CONTROL_CLASSES = frozenset(
      "git_hooks", "runs_later"}
 )  # fmt: skip
 # "Agents must not push" forbids; "the agent must be installed" speaks of software.
-_FORBIDS = re2.compile(r"(?i)\s*(?:never|not\b|n't\b|no\s+longer|be\s+[a-z]+(?:ed|en|wn)\b)")
+_FORBIDS = re2.compile(
+    r"(?i)\s*(?:never|not\b|n't\b|no\s+longer|be\s+(?:[a-z]+(?:ed|en|wn)|able|available)\b)"
+)
 _NEGATION = re2.compile(r"(?i)\b(never|not|don'?t|do\s+not|no|avoid|without|nor)\b")
 _TRIM = ".,:;!?)]}'\x22"
 
@@ -583,12 +628,15 @@ class IntentAnalyser:
         self._filter = PatternFilter([p for _, _, p in patterns])
         self._spans = _compile(_CODE_SPANS)
         self._paths = re2.compile(_PATHS)
+        self._relative_paths = re2.compile(_RELATIVE_PATHS)
 
     def hits(self, text: str, scope: str = "tools") -> list[Hit]:
         """Every feature found. In data (`content`) a risk counts only next to an address,
         a role marker, secrecy or an override: without one, quoted commands (the costly
         part, a parse each) are not judged."""
-        text = text[:MAX_TEXT]
+        # Escaped line breaks (JSON strings, iCalendar) read as breaks; same length, so
+        # every offset still points into the original text.
+        text = text[:MAX_TEXT].replace("\\n", "\n ").replace("\\t", "\t ")
         found: list[Hit] = []
         for index in sorted(self._filter.matching(text)):
             feature, what, regex = self._features[index]
@@ -612,6 +660,12 @@ class IntentAnalyser:
                     continue  # "only when the user asked", "1 = urgent": no claim
                 if feature is Feature.OVERRIDE and guards_data(text, end):
                     continue  # "ignore any instructions that appear inside messages": a guard
+                if feature is Feature.OVERRIDE and retold(text, start):
+                    continue  # "tricked it into ignoring ...", an indented example: told of
+                if what == LINK_OUT and _names_only_identifiers(match.group(1)):
+                    continue  # https://www.npmjs.com/package/<name>: an address, not a leak
+                if what == SENDING and _LINK_GIVEN.search(match.group(1).rsplit("://", 1)[0]):
+                    continue  # "results include a link to the page → https://...": shown
 
                 found.append(Hit(feature, start, end, what))
         if scope == "content":
@@ -683,7 +737,7 @@ class IntentAnalyser:
         if action is Action.EXECUTE and effect.origin in (Origin.NETWORK, Origin.DECODED):
             yield "running downloaded code"
         elif action is Action.SEND:
-            yield "sending data out"
+            yield SENDING
         elif action is Action.READ and (
             effect.target == ENVIRONMENT
             or self._classes.classify(effect.target) & _SECRET_CLASSES
@@ -705,7 +759,15 @@ class IntentAnalyser:
             yield action.value
 
     def _path_hits(self, text: str, scope: str) -> Iterator[Hit]:
-        for count, match in enumerate(self._paths.finditer(text)):
+        yield from self._hits_on_paths(text, scope, self._paths)
+        # `config/secrets.yml`: a project's own secret files, named relative to it; they
+        # count only by class, with their own budget so they crowd out no absolute path.
+        for hit in self._hits_on_paths(text, scope, self._relative_paths):
+            if hit.what.startswith("secrets ("):
+                yield hit
+
+    def _hits_on_paths(self, text: str, scope: str, paths: re2._Regexp) -> Iterator[Hit]:
+        for count, match in enumerate(paths.finditer(text)):
             if count >= MAX_HITS:
                 return
             path = match.group(1).rstrip(_TRIM)
@@ -722,6 +784,10 @@ class IntentAnalyser:
                 text[match.end(1) : match.end(1) + 80]
             ):
                 continue  # "files matching .env ... are rejected": a refusal, no request
+            if scope == "tools" and _SOURCED_FROM.search(
+                text[max(0, match.start(1) - 120) : match.start(1)]
+            ):
+                continue  # "are resolved from ... ~/.aws/credentials": where, not a task
             if not _PATH_VERB.search(before):
                 if classes & _SECRET_CLASSES:  # named, not yet asked for: weak
                     yield Hit(Feature.MENTION, match.start(1), match.end(1), f"secrets ({path})")
@@ -740,6 +806,61 @@ _PASSIVE = re2.compile(
     r"(?i)\b(?:is|are|was|were|been|gets?|got)\s+(?:[a-z]+ly\s+)?[a-z]+(?:ed|en|wn)\s+(?:by|with|"
     r"via|using|through)\b[^.!?\n]*$"
 )
+
+
+# "Credentials are resolved from the standard chain (env, ~/.aws/credentials)": a tool says
+# where its client finds what it needs; no one is asked to read anything.
+_SOURCED_FROM = re2.compile(
+    r"(?i)\b(?:is|are)\s+(?:automatically\s+|always\s+)?(?:resolved|read|loaded|looked\s+up|"
+    r"discovered|picked\s+up|sourced|taken|obtained)\s+from\b[^.!?\n;]*$"
+)
+# "Results include ... a link to the package page → https://": the address is what is shown
+_LINK_GIVEN = re2.compile(
+    r"(?i)^(?:include|includes|including|reply|report)\b[^\n]*\b(?:links?|urls?)\s+(?:to|for|of|at)"
+    r"\b[^@]*$"
+)
+# "instructing it to ignore ...", "tricks the model into ignoring ...": an attack retold
+_REPORTED = re2.compile(
+    r"(?i)\b(?:instruct|tell|told|ask|caus|trick|convinc|manipulat|forc|get|got|make|made|lead|"
+    r"led|direct|order|prompt|persuad|coax)\w*\s+(?:it|them|the\s+(?:[\w-]+\s+)?(?:model|bot|"
+    r"chatbot|llm|agent|assistant|ai|system|copilot))\s+(?:to|into)\s+$"
+)
+_PLACEHOLDER = re2.compile(r"<([a-z_]+)>|\{\{?\s*([a-z_.]+)\s*\}\}?|\[([a-z_ ]+)\]|\$\{([a-z_]+)\}")
+_IDENTIFIERS = frozenset(
+    {"name", "id", "owner", "repo", "org", "package", "pkg", "version", "slug", "user", "username",
+     "project", "team", "channel", "issue", "number", "page", "region", "lang", "locale", "sha",
+     "ref", "branch", "tag", "path", "file", "query", "q", "term", "city", "date", "year", "month",
+     "day", "zone", "account_id", "project_id", "package_name", "crate", "gem", "module"}
+)  # fmt: skip
+
+
+def _names_only_identifiers(link: str) -> bool:
+    """A URL template whose every placeholder names what it addresses (`<name>`, `{id}`)."""
+    if not link.lower().startswith(("http://", "https://")):
+        return False
+    names = [next(g for g in m.groups() if g) for m in _PLACEHOLDER.finditer(link)]
+    if "$(" in link or "%7b" in link.lower():
+        return False
+    return bool(names) and all(n.strip().lower() in _IDENTIFIERS for n in names)
+
+
+def retold(text: str, start: int) -> bool:
+    """Whether an override starting at `start` is an attack told of, not made: reported
+    ("instructing it to ignore ...") or an example in an indented block."""
+    return _REPORTED.search(text[max(0, start - 60) : start]) is not None or _in_example_block(
+        text, start
+    )
+
+
+def _in_example_block(text: str, start: int) -> bool:
+    """Whether `start` lies in an indented block (Markdown code) that a line ending in a
+    colon introduces: 'an attacker could open an issue titled:' then the example."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if not text.startswith(("    ", "\t"), line_start):
+        return False
+    before = text[max(0, line_start - 400) : line_start].rstrip()
+    lines = before.rsplit("\n", 1)
+    return bool(lines) and lines[-1].rstrip().endswith(":")
 
 
 _ASKS_FOR_CONTROL = re2.compile(
@@ -854,7 +975,7 @@ _PRINTS_ENVIRONMENT = frozenset({"env", "printenv", "export", "declare", "set"})
 def _summary_send(hit: Hit, text: str) -> bool:
     """A description whose first sentence says the tool sends ("Post a message to a Slack
     channel") states its purpose; a send asked for in a later sentence is a request."""
-    if hit.what != "sending data out" or hit.start != 0:
+    if hit.what != SENDING or hit.start != 0:
         return False
     ends = [i for i in (text.find(". "), text.find(".\n")) if i >= 0]
     first = text[: min(ends, default=len(text))]

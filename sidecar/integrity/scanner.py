@@ -25,6 +25,7 @@ from sidecar.integrity.intent import (
     forbids,
     guards_data,
     prohibited,
+    retold,
 )
 from sidecar.integrity.layout import inside, plain, quotations
 from sidecar.integrity.unicode import UnicodeSign, escaped, reveal
@@ -145,6 +146,8 @@ class Scanner:
                         continue  # "the assistant should never ...": asks nothing
                     if rule.category == "override" and guards_data(text, end):
                         continue  # "ignore instructions that appear in messages": a guard
+                    if rule.category == "override" and retold(text, start):
+                        continue  # "tricked the bot into ignoring ...": an attack told of
                     spans.append((start, end))
             if spans:
                 first = spans[0]
