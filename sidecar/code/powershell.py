@@ -869,6 +869,8 @@ class _PowerShell(TreeAnalyser):
             return target.get(name, UNKNOWN)
         if isinstance(target, Handle):
             return Handle(target.kind, target.key, target.info) if name == "getstream" else target
+        if isinstance(target, str) and name in _ITEM_PATHS:
+            return target  # a listed item's path (`$_.FullName`): the glob it came from
         return Method(target, name) if name else UNKNOWN
 
     def call_method(self, target: object, name: str, values: Sequence[object]) -> object:
@@ -1198,9 +1200,17 @@ def _get_child_item(a: _PowerShell, args: Args, piped: object) -> object:
     path = _path_of(args)
     if isinstance(path, str) and path.lower().rstrip("/\\") in ("env:", "env:/"):
         return ENVIRONMENT_DATA
+    named = bool(args.pos) or any(k in args.kw for k in ("path", "literalpath"))
+    if path is UNKNOWN and not named:
+        path = "."  # no path: the current directory
     a.out.read(path if path is not UNKNOWN else ".", "Get-ChildItem", listing=True)
     base = text_of(path)
-    return (base.rstrip("/") + "/*",) if base is not None else UNKNOWN
+    if base is None:
+        return UNKNOWN
+    pattern = text_of(args.kw.get("filter", args.kw.get("include"))) or "*"
+    below = "/**/" if args.kw.get("recurse") else "/"
+    # What it lists, as a glob: `$_.FullName` of each item is a path it matches.
+    return (base.rstrip("/") + below + pattern,)
 
 
 def _move(a: _PowerShell, args: Args, piped: object) -> object:
@@ -1322,6 +1332,9 @@ def _construct(a: _PowerShell, type_name: str, arguments: Sequence[object]) -> o
     if type_name in ("text.asciiencoding", "text.utf8encoding"):
         return Ref("type:text.encoding::utf8")
     return UNKNOWN
+
+
+_ITEM_PATHS = frozenset({"fullname", "pspath", "fullpath", "path"})
 
 
 def _foreach(a: _PowerShell, args: Args, piped: object) -> object:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import re2
+
 from sidecar.effects.command_io import subcommand_words
 from sidecar.shell.walk import SimpleCommand
 
@@ -99,11 +101,35 @@ def pushes_to_added_remote(commands: Sequence[SimpleCommand]) -> str | None:
     for command in commands:
         if command.program != "git":
             continue
+        pointed = remote_pointed(command)
+        if pointed is not None:
+            added[pointed[0]] = pointed[1]
+            continue
         words = subcommand_words(command, limit=4)
-        if words[:2] in (("remote", "add"), ("remote", "set-url")) and len(words) >= 4:
-            added[words[2]] = words[3]
-        elif words[:1] == ("push",) and len(words) >= 2 and words[1] in added:
+        if words[:1] == ("push",) and len(words) >= 2 and words[1] in added:
             return added[words[1]]
+    return None
+
+
+_REMOTE_URL_KEY = re2.compile(r"(?i)^remote\.(.+)\.(?:push)?url$")
+
+
+def remote_pointed(command: SimpleCommand) -> tuple[str, str] | None:
+    """A git command that adds a remote or points one elsewhere (`git remote add|set-url
+    NAME URL`, `git config remote.NAME.pushurl URL`): the remote's name and new URL."""
+    if command.program != "git":
+        return None
+    words = [w for w in command.positionals if type(w) is str]
+    if "remote" in words:
+        rest = words[words.index("remote") + 1 :]
+        if len(rest) >= 3 and rest[0] in ("add", "set-url"):
+            return rest[1], rest[2]
+    if "config" in words:
+        rest = words[words.index("config") + 1 :]
+        if len(rest) >= 2:
+            key = _REMOTE_URL_KEY.match(rest[0])
+            if key is not None:
+                return key.group(1), rest[1]
     return None
 
 

@@ -18,6 +18,7 @@ import re2
 from sidecar.code import analyse_code, code_invocations
 from sidecar.effects.catalogue import Catalogue, ParsedCommand, effects_of
 from sidecar.effects.directory_options import working_directory_of
+from sidecar.effects.directory_places import in_directory_place
 from sidecar.effects.hosts import host_of
 from sidecar.effects.image_names import shadowed_official
 from sidecar.effects.inserted_text import PROGRAMS as INSERTING_EDITORS
@@ -138,6 +139,9 @@ def line_effects(
         if command.program in _BOOKKEEPING and not _prints_variables(command):
             continue
         found, known, quiet = _command_effects(command, catalogue, flow)
+        if flow.cwd and flow.cwd != UNRESOLVED and found:
+            # `cd infra/envs/prod && terraform destroy`: the place the line went to
+            found = in_directory_place(found, flow.cwd, catalogue)
         if command.program in _CHANGES_DIRECTORY:
             _change_directory(command, flow)  # after its own effects: `cd x` reads x here
         switched = switched_to(command)

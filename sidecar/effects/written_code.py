@@ -88,12 +88,26 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
     if name.endswith(".go"):  # go generate runs these directives
         return [m.strip() for m in _GO_GENERATE.findall(content)]
     if name in ("Makefile", "makefile", "GNUmakefile") or name.endswith(".mk"):
-        return [
-            _make_variables(line.strip().lstrip("@-+").strip())
-            for line in content.splitlines()[:_MAX_LINES]
-            if line.startswith("\t") and line.strip()
-        ]
+        return make_commands(content)
     return []
+
+
+# `include rules.mk`, `-include .build/*.mk`: make reads the file as more of the Makefile
+# (its recipes run, its `$(shell ...)` runs at parse time), as a shell sources a script.
+_MAKE_INCLUDE = re2.compile(r"^[-s]?include\s+(.+?)\s*$")
+
+
+def make_commands(content: str) -> list[str]:
+    found: list[str] = []
+    for line in content.splitlines()[:_MAX_LINES]:
+        if line.startswith("\t"):
+            if line.strip():
+                found.append(_make_variables(line.strip().lstrip("@-+").strip()))
+            continue
+        included = _MAKE_INCLUDE.match(line)
+        if included is not None:
+            found.extend(". " + _make_variables(f) for f in included.group(1).split()[:8])
+    return found
 
 
 # Terraform runs programs at plan and apply: `data "external"` runs its `program`, a
@@ -231,10 +245,23 @@ _SSH_MATCH_EXEC = re2.compile(r'(?i)\bexec\s+(?:"([^"]*)"|(\S+))')
 _SSH_TOKENS = (("%%", "%"), ("%h", "host.example"), ("%p", "22"), ("%r", "user"), ("%n", "host"))
 
 
+# Forwardings a config sets up on every connection to its host, as `ssh -R/-L/-D` would.
+_SSH_FORWARD = re2.compile(
+    r"(?i)^\s*(RemoteForward|LocalForward|DynamicForward)\s*(?:=\s*|\s)\s*(.+?)\s*$"
+)
+_SSH_FORWARD_OPTION = {"remoteforward": "-R", "localforward": "-L", "dynamicforward": "-D"}
+
+
 def ssh_config_commands(content: str) -> list[str]:
     found: list[str] = []
+    forwards: list[str] = []
     for line in content.splitlines()[:_MAX_LINES]:
         command = _SSH_COMMAND.search(line)
+        forward = _SSH_FORWARD.match(line)
+        if forward is not None:
+            # `RemoteForward 0.0.0.0:2222 localhost:22` is `-R 0.0.0.0:2222:localhost:22`
+            spec = ":".join(forward.group(2).split()[:2])
+            forwards.append(f"ssh -fN {_SSH_FORWARD_OPTION[forward.group(1).lower()]} {spec} host")
         if command is not None:
             found.append(command.group(1))
         elif line.strip().lower().startswith("match"):
@@ -246,7 +273,7 @@ def ssh_config_commands(content: str) -> list[str]:
         for token, value in _SSH_TOKENS:
             text = text.replace(token, value)
         result.append(text)
-    return result
+    return result + forwards
 
 
 def _make_variables(line: str) -> str:

@@ -16,6 +16,7 @@ import re2
 
 from sidecar.effects.hosts import host_of
 from sidecar.effects.kube_context import switched_to
+from sidecar.effects.line_facts import remote_pointed
 from sidecar.effects.model import (
     ENVIRONMENT,
     HIDDEN_ORIGINS,
@@ -735,11 +736,9 @@ def _command_facts(commands: Sequence[SimpleCommand]) -> Iterable[Fact]:
         alias = _git_alias(command) if command.program == "git" else None
         if alias is not None:
             yield Fact(GIT_ALIAS, alias[0], "", alias[1])
-        if command.program == "git" and "remote" in words:
-            at = words.index("remote")
-            rest = words[at + 1 :]
-            if len(rest) >= 3 and rest[0] in ("add", "set-url"):
-                yield Fact(REMOTE, rest[1], "", rest[2])
+        pointed = remote_pointed(command)
+        if pointed is not None:
+            yield Fact(REMOTE, pointed[0], "", pointed[1])
         elif command.program in ("npm", "pnpm", "yarn", "pip", "pip3", "uv") and "set" in words:
             at = words.index("set")
             rest = words[at + 1 :]

@@ -1383,7 +1383,25 @@ def _find_roots(args: list[str]) -> list[str]:
     narrowed = [find_matches_below(args, root) for root in roots]
     if roots and all(narrowed):
         return [glob for glob in narrowed if glob]
-    return roots
+    # `find / -path '*app*/policies/*.yaml' -exec sed -i ...`: the whole tree, and beside it
+    # what the path pattern reaches (a protected class it could match counts).
+    patterns = [p for p in (_find_path_pattern(args, root) for root in roots) if p]
+    return roots + patterns
+
+
+def _find_path_pattern(args: Sequence[str], root: str) -> str | None:
+    """With one `-path`/`-wholename PATTERN`, the glob of what it matches below `root`."""
+    patterns = [
+        args[i + 1]
+        for i in range(len(args) - 1)
+        if args[i] in ("-path", "-ipath", "-wholename", "-iwholename") and args[i + 1]
+    ]
+    if len(patterns) != 1 or _dynamic(patterns[0]) or _dynamic(root):
+        return None
+    pattern = patterns[0]
+    if pattern.startswith("*"):  # find's `*` crosses `/`: any depth below the root
+        return root.rstrip("/") + "/**/" + pattern
+    return pattern
 
 
 def find_matches_below(args: Sequence[str], root: str) -> str | None:
@@ -2014,8 +2032,19 @@ class _Variables(dict[str, str]):
 
 
 def _join(parts: list[str]) -> str:
+    if len(parts) > 1 and parts[0] in _HERE and parts[1][:1] == "/":
+        # `"$PWD/x.sh"`, `"$(git rev-parse --show-toplevel)/.cache/lib.sh"`: a path below
+        # where the line runs (a hook runs at the top of its work tree). The bare word
+        # stays unknown: `rm -rf "$PWD"` is judged as unresolved, which asks.
+        parts = [".", *parts[1:]]
     text = "".join(parts)
     return _Dynamic(text) if any(type(p) is _Dynamic for p in parts) else text
+
+
+_HERE = frozenset(
+    {"$PWD", "${PWD}", "$(pwd)", "`pwd`", "$(pwd -P)", "$(git rev-parse --show-toplevel)",
+     "`git rev-parse --show-toplevel`"}
+)  # fmt: skip
 
 
 def _unescape(text: str) -> str:
