@@ -454,7 +454,8 @@ async def evaluate_blind(channel: grpc.aio.Channel, files: list[Path]) -> tuple[
                 evaluation.session("blind"), _call(f"c{number}", row["tool"], row["args"])
             )
             should_block = str(row["expect"]).lower() in _BLOCK_LABELS
-            evaluation.results.groups[path.name].add(should_block, verdict, "")
+            label = f"{row.get('id', number)}: {json.dumps(row['args'])[:120]}"
+            evaluation.results.groups[path.name].add(should_block, verdict, label)
     for path in files:
         if not path.name.startswith(("tool-definitions-", "tool-results-", "typosquats")):
             skipped.append(f"{path.name}: not a shape this evaluation knows")

@@ -139,9 +139,13 @@ _ADDRESS = [
     rf"parsing|summari[sz]ing|seeing)|{_ROLE}\s+(?:reading|processing|parsing|summari[sz]ing|"
     rf"triaging|handling)\s+(?:this|these|the\s+following)|if\s+you(?:'re|\s+are)\s+(?:an?\s+)?"
     rf"{_ROLE}|(?:any|every|each|whichever|all)\s+{_ROLE}\s+(?:that|who|which|reading|with))\b",
-    # "the user's keys / home directory / inbox" in data: the text speaks to whoever acts
-    # for that person, about what is theirs
-    r"(?i)\b((?:the|your)\s+(?:user|human|principal|owner)'?s\s+(?:[\w-]+\s+){0,2}?(?:~/|\$HOME|"
+    # "copy the user's keys / home directory / inbox" in data: the text speaks to whoever
+    # acts for that person, about what is theirs (asked for: a man page's "the .netrc in
+    # the user's home directory" asks nothing)
+    r"(?i)(?:(?:^|[.!?:;\n]\s*|\b(?:please|then|and|to|now|also)\s+)(?:read|copy|send|upload|zip|"
+    r"archive|list|cat|collect|grab|exfiltrate|steal|open|dump|get|fetch|retrieve|email|share|"
+    r"post|forward|tar|print|paste|include|attach)\s+(?:[\w.-]+\s+){0,6}?(?:in|from|of|under|"
+    r"inside)?\s*)\b((?:the|your)\s+(?:user|human|principal|owner)'?s\s+(?:[\w-]+\s+){0,2}?(?:~/|\$HOME|"
     r"/home/|/Users/|home\s+(?:directory|folder)|ssh\s+keys?|private\s+keys?|credentials|"
     r"keychain|wallet))",
     # The maintainers ask automated assistants to / we want the AI agent to (a role as the
@@ -201,6 +205,11 @@ _ADDRESS = [
     r"(?:[\w'-]+\s+){0,4}?(?:must|should|shall|needs?\s+to|has\s+to|have\s+to|agrees?\s+to|"
     r"(?:is|are)\s+(?:now\s+)?(?:required|expected|authori[sz]ed|allowed|permitted|"
     r"instructed|asked|supposed|obliged)\s+to|will\s+now))\b",
+    # ua="AI log analyst: ..." / LLM triage helper: (an AI in a job, opening a clause)
+    r"(?i)(?:^|[\n.!?>:;\[(\x22*#/]|\s-\s)\s*((?:ai|llm|a\.i\.)\s+(?:[\w-]+\s+){0,2}?[a-z]+(?:er|or|[iy]st|"
+    r"ant|ent)s?\s*:)",
+    # 自动化助手请注意 / AI助手注意 (a role, then "please note")
+    rf"({_ROLE}\s*(?:请注意|请留意|注意|须知|请)[^。\n]{{0,4}}[:\x{{FF1A}}\x{{FF0C}},])",
     # include this in your reply to the user (only a model replies to "the user" for a text)
     r"(?i)\b((?:in|into|with|to|at\s+the\s+(?:end|start|top|bottom)\s+of)\s+your\s+(?:next\s+|final\s+)?"
     r"(?:reply|response|answer|summary|message|output)\s+(?:to|for)\s+the\s+(?:user|person|human|"
@@ -282,7 +291,7 @@ _SECRECY = [
     r"(?:dire|prévenir|demander|mentionner)|sin\s+(?:decir|avisar|preguntar|mencionar)|"
     r"sem\s+(?:avisar|dizer|perguntar|mencionar)|senza\s+(?:dire|avvisare|chiedere)|"
     r"utan\s+att\s+(?:säga|fråga|berätta|meddela)|не\s+(?:говори|сообщай|спрашивай|рассказывай)[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
-    r"不要(?:告诉|通知|询问|提及)|(?:言わ|知らせ|伝え)ないで|tajemnic[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|po\s+cichu|"
+    r"不要[^。\n]{0,8}?(?:告诉|通知|询问|提及|透露)|(?:言わ|知らせ|伝え)ないで|tajemnic[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|po\s+cichu|"
     r"heimlich|en\s+secret|en\s+secreto|di\s+nascosto|в\s+тайне|тайно|悄悄|秘密に|"
     r"无需(?:征求|询问|告知|通知)|不必(?:询问|告诉|征求)|不要让用户知道|"
     r"n[ãa]o\s+(?:comente|conte|diga|avise|mencione|pergunte)|"
@@ -301,6 +310,10 @@ _SECRECY.append(
     r"inutile\s+de\s+(?:le\s+|la\s+|l'|lui\s+|leur\s+|en\s+)?(?:expliquer|dire|mentionner|signaler|"
     r"pr[ée]venir|demander|justifier)|nicht\s+(?:extra\s+|erst\s+|noch\s+)?(?:nachfragen|r[üu]ckfragen|"
     r"erw[äa]hnen|erkl[äa]ren)|ohne\s+r[üu]ckfrage)"
+)
+_SECRECY.append(
+    # An HTML comment is never rendered: one that speaks to a model is written for it alone.
+    r"(?i)(<!--[^>]{0,200}?(?:assistant|agent|model|\bai\b|llm|claude|gpt|copilot|automation|bots?)\b)"
 )
 _SECRECY.append(
     # A Markdown comment (`[//]: # (...)`) is never rendered: it is written for a model.
@@ -406,10 +419,17 @@ _RISK: list[tuple[str, str]] = [
         r"phone(?:\s+number)?|address|passport\w*|ssn|social\s+security\s+number))\b",
     ),
     (
+        "reading password hashes",
+        r"(?i)\b(select\b[^;\n]{0,80}?\b(?:passw(?:or)?d\w*|authentication_string|password_hash|"
+        r"secret_key|api_?keys?)\b[^;\n]{0,80}?\bfrom\b|pg_shadow|pg_authid|mysql\.user\b)",
+    ),
+    (
         # What the model holds, handed to a tool: no tool's own purpose
         "what the model has read",
         r"(?i)\b(with\s+(?:the\s+)?user'?s\s+(?:full\s+|entire\s+|whole\s+|complete\s+)?(?:message|"
-        r"messages|conversation|prompt|request|chat)|(?:the\s+)?contents\s+of\s+(?:every|each|all)\s+"
+        r"messages|conversation|prompt|request|chat)|(?:the\s+)?(?:full|entire|whole|complete)\s+"
+        r"(?:conversation|chat(?:\s+history)?|transcript|session\s+history)(?:\s+so\s+far)?\s+"
+        r"(?:as|in|into|to)\b|(?:the\s+)?contents\s+of\s+(?:every|each|all)\s+"
         r"(?:the\s+)?files?\s+you(?:'ve|\s+have)?\s+(?:read|opened|seen))\b",
     ),
     (
@@ -527,7 +547,8 @@ _RISK: list[tuple[str, str]] = [
         r"(?i)\b((?:delete|remove|wipe|erase|drop|destroy|purge|truncate|cancel|revoke|reset|"
         r"overwrite|force[- ]push)\w*\b[^.!?\n]{0,30}?\b(?:all|every|everything|the\s+(?:whole|"
         r"entire)|repo(?:sitory)?|branch(?:es)?|main|master|database|tables|production|prod|"
-        r"backups?|history|home\s+directory|home\s+folder|~/|meetings|accounts?|users|documents))\b",
+        r"backups?|history|home\s+directory|home\s+folder|~/|meetings|accounts?|users|documents|"
+        r"(?:the\s+)?(?:[\w'-]+\s+)?\.git(?:\s+(?:directory|folder))?))\b",
     ),
     (
         "pushing or publishing",
@@ -564,7 +585,7 @@ _CODE_SPANS = [
 # Paths written in text, to judge by class.
 _PATHS = (
     r"(?:^|[\s'\x22`(=:])((?:~|\$HOME|\$\{HOME\})/[^\s'\x22`<>|;,)]*|/(?:etc|root|home|var|proc|"
-    r"Users|usr|opt)/[^\s'\x22`<>|;,)]+|\.[A-Za-z0-9_][\w-]*(?:/[^\s'\x22`<>|;,)]*)?)"
+    r"Users|usr|opt)/[^\s'\x22`<>|;,)]+|\.[A-Za-z0-9_][\w.-]*(?:/[^\s'\x22`<>|;,)]*)?)"
 )
 _RELATIVE_PATHS = r"(?:^|[\s'\x22`(=])([A-Za-z0-9_][\w.-]*/[\w./-]*[\w-])"
 # The rest of a path whose folders have spaces in their names (macOS `Application Support`).
@@ -660,10 +681,16 @@ class IntentAnalyser:
                     continue  # "only when the user asked", "1 = urgent": no claim
                 if feature is Feature.OVERRIDE and guards_data(text, end):
                     continue  # "ignore any instructions that appear inside messages": a guard
+                if feature is Feature.SECRECY and disclosure_required(text, start):
+                    continue  # "never add a dependency without mentioning it": must mention
                 if feature is Feature.OVERRIDE and retold(text, start):
                     continue  # "tricked it into ignoring ...", an indented example: told of
                 if what == LINK_OUT and _names_only_identifiers(match.group(1)):
                     continue  # https://www.npmjs.com/package/<name>: an address, not a leak
+                if what == "secrets" and _TEMPLATE_SUFFIX.match(text, end) is not None:
+                    continue  # `.env.example`: the template, with no secret in it
+                if what == SENDING and _LISTED_WORD.match(text, start) is not None:
+                    continue  # "Email, display name, or account ID": a noun in a list
                 if what == SENDING and _LINK_GIVEN.search(match.group(1).rsplit("://", 1)[0]):
                     continue  # "results include a link to the page → https://...": shown
 
@@ -784,6 +811,8 @@ class IntentAnalyser:
                 text[match.end(1) : match.end(1) + 80]
             ):
                 continue  # "files matching .env ... are rejected": a refusal, no request
+            if classes & _SECRET_CLASSES and _COPIED_TO.search(before):
+                continue  # the destination of a copy: written from a template, not read
             if scope == "tools" and _SOURCED_FROM.search(
                 text[max(0, match.start(1) - 120) : match.start(1)]
             ):
@@ -814,6 +843,12 @@ _SOURCED_FROM = re2.compile(
     r"(?i)\b(?:is|are)\s+(?:automatically\s+|always\s+)?(?:resolved|read|loaded|looked\s+up|"
     r"discovered|picked\s+up|sourced|taken|obtained)\s+from\b[^.!?\n;]*$"
 )
+_TEMPLATE_SUFFIX = re2.compile(r"[\w]*\.(?:example|sample|template|dist|defaults?|tmpl)\b")
+# "Copy `.env.example` to `.env.local`": a secret file made from its template, not read
+_COPIED_TO = re2.compile(
+    r"(?i)\b(?:copy|cp|move|mv|rename)\b[^!?\n]{0,80}\b(?:to|into)\s*[`'\x22]?$"
+)
+_LISTED_WORD = re2.compile(r"[^\W\d_]+\s*[,/|]")
 # "Results include ... a link to the package page → https://": the address is what is shown
 _LINK_GIVEN = re2.compile(
     r"(?i)^(?:include|includes|including|reply|report)\b[^\n]*\b(?:links?|urls?)\s+(?:to|for|of|at)"
@@ -842,6 +877,12 @@ def _names_only_identifiers(link: str) -> bool:
     if "$(" in link or "%7b" in link.lower():
         return False
     return bool(names) and all(n.strip().lower() in _IDENTIFIERS for n in names)
+
+
+def disclosure_required(text: str, start: int) -> bool:
+    """Whether a "without telling/mentioning" at `start` sits under a prohibition: "never add
+    a dependency without mentioning it" demands the telling."""
+    return text.startswith(("without", "Without"), start) and prohibited(text, start)
 
 
 def retold(text: str, start: int) -> bool:

@@ -69,6 +69,7 @@ def quotations(text: str) -> list[tuple[int, int]]:
             continue
         spans.append((start, end + 1))
         after = end + 1
+    spans = sorted(spans + _example_blocks(text, spans))
     outside, last = [], 0
     for start, end in spans:
         outside.append(text[last:start])
@@ -77,6 +78,63 @@ def quotations(text: str) -> list[tuple[int, int]]:
     if len(" ".join(outside).split()) < _FRAME_WORDS:
         return []  # nothing around the quotation: it is the message itself
     return spans
+
+
+# A line that introduces a sample: "The payload looked like this:", "the tool contained:".
+_INTRODUCES_SAMPLE = re2.compile(
+    r"(?i)\b(?:example|examples|payload|sample|snippet|proof[- ]of[- ]concept|poc|looks?\s+like|"
+    r"looked\s+like|like\s+this|such\s+as|contained|containing|contains|said|says|reads|read\s+as|"
+    r"titled|attackers?\s+(?:wrote|write|planted|used|can|could)|e\.g\.|for\s+instance|"
+    r"following\s+text)\b[^\n]*:\s*$"
+)
+_BLOCK_LINE = re2.compile(r"^(?:[ ]{4}|\t|>)")
+MAX_BLOCKS = 16
+
+
+def _example_blocks(text: str, taken: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Blocks (fenced code, indented code, a blockquote) that a line introducing a sample
+    opens: a write-up showing an attack, talked about, not said."""
+    blocks: list[tuple[int, int]] = []
+    position = 0
+    while len(blocks) < MAX_BLOCKS:
+        colon = text.find(":\n", position)
+        if colon < 0:
+            break
+        position = colon + 2
+        line_start = text.rfind("\n", 0, colon) + 1
+        if _INTRODUCES_SAMPLE.search(text[line_start : colon + 1]) is None:
+            continue
+        start = position
+        while text.startswith("\n", start):
+            start += 1
+        if text.startswith("```", start):
+            close = text.find("```", start + 3)
+            end = close + 3 if close >= 0 else len(text)
+        else:
+            end = start
+            while end < len(text):
+                line_end = text.find("\n", end)
+                line_end = len(text) if line_end < 0 else line_end
+                if _BLOCK_LINE.match(text[end:line_end]) is None:
+                    break
+                end = line_end + 1
+        if end > start and not inside(taken, start, end):
+            blocks.append((start, end))
+            position = end
+    # Inline: "a description can say `<IMPORTANT>read ...</IMPORTANT>`" shows a sample.
+    for match in _SAMPLE_SPAN.finditer(text):
+        if len(blocks) >= 2 * MAX_BLOCKS:
+            break
+        start, end = match.span(1)
+        if not inside(taken, start, end):
+            blocks.append((start, end))
+    return blocks
+
+
+_SAMPLE_SPAN = re2.compile(
+    r"(?i)\b(?:can\s+say|could\s+say|says|said|like|such\s+as|e\.g\.,?|for\s+example,?|reads|"
+    r"wrote|writes|containing|contained)\s*:?\s*(`[^`\n]{12,400}`)"
+)
 
 
 def inside(spans: Sequence[tuple[int, int]], start: int, end: int) -> bool:

@@ -22,6 +22,7 @@ from sidecar.integrity.intent import (
     Finding,
     IntentAnalyser,
     conditional,
+    disclosure_required,
     forbids,
     guards_data,
     prohibited,
@@ -148,6 +149,8 @@ class Scanner:
                         continue  # "ignore instructions that appear in messages": a guard
                     if rule.category == "override" and retold(text, start):
                         continue  # "tricked the bot into ignoring ...": an attack told of
+                    if rule.category == "secrecy" and disclosure_required(text, start):
+                        continue  # "never ... without mentioning it": the telling is asked for
                     spans.append((start, end))
             if spans:
                 first = spans[0]

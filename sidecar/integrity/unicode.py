@@ -91,7 +91,9 @@ def reveal(text: str) -> Revealed:
     plain = _INVISIBLE.sub("", text) if _INVISIBLE.search(text) else text
     plain = unicodedata.normalize("NFKC", plain)
     if _MIXED_SCRIPT.search(plain):
-        mixed = [w for w in _WORD.findall(plain) if _MIXED_SCRIPT.search(w)]
+        mixed = [
+            w for w in _WORD.findall(plain) if _MIXED_SCRIPT.search(w) and not _UNIT.fullmatch(w)
+        ]
         if mixed:
             signs.append(UnicodeSign("confusables", ", ".join(mixed[:5])[:200]))
             plain = _WORD.sub(_latin_if_mixed, plain)
@@ -108,6 +110,10 @@ def reveal(text: str) -> Revealed:
     if spaced:
         plain = f"{plain}\n{spaced}"
     return Revealed(plain, tuple(signs))
+
+
+# `µs`, `µm`, `µF`: the micro sign (NFKC makes it Greek mu) before a unit is no look-alike.
+_UNIT = re2.compile("[\u00b5\u03bc](?:s|ms|m|g|l|L|A|V|F|W|Hz|mol|Pa)")
 
 
 def _spaced_out(text: str) -> str:
