@@ -139,10 +139,23 @@ _DOCKER_EXEC_VALUES = frozenset(
     {"-e", "--env", "--env-file", "-u", "--user", "-w", "--workdir", "--detach-keys"}
 )
 
+# Database clients whose own commands run a shell: sqlite's `.shell`/`.system`, psql's and
+# mysql's `\!` (and mysql's `system`).
+_SQL_SHELLS: Mapping[str, re2._Regexp] = {
+    name: re2.compile(pattern)
+    for names, pattern in (
+        (("sqlite3", "sqlite", "duckdb", "litecli"), r"(?m)(?:^|;)\s*\.(?:shell|system)\s+(.+)$"),
+        (("psql", "pgcli"), r"(?m)^\s*\\!\s*(.+)$"),
+        (("mysql", "mariadb", "mycli"), r"(?m)^\s*(?:\\!|system\s)\s*(.+)$"),
+    )
+    for name in names
+}
+
 # Every program this module looks inside.
 PROGRAMS = frozenset({
     "git", "ssh", *INLINE_CODE_OPTIONS, *_AWKS, *_VIMS, *COMMAND_OPTIONS, *_SCRIPT_RUNNERS,
     *_WINDOWS_COMMAND_OPTIONS, "sed", "gsed", *_CONTAINER_CLIENTS, *REMOTE_RUNNERS,
+    *_SQL_SHELLS,
 })  # fmt: skip
 
 
@@ -170,6 +183,8 @@ def embedded_scripts(
         return _windows_command(program, args), []
     if program in _SEDS:
         return _sed(program, args)
+    if program in _SQL_SHELLS:
+        return _sql_client(program, args, heredoc), []
     if program in _CONTAINER_CLIENTS:
         found = _container_exec(program, args)
         if found:
@@ -420,6 +435,21 @@ def _git(args: Sequence[str]) -> tuple[list[Embedded], list[str]]:
                 command = "gh auth token | { " + command + "\n} >/dev/null"
             found.append(Embedded(command, f"git {key}"))
     return found, problems
+
+
+def _sql_client(program: str, args: Sequence[str], heredoc: str | None) -> list[Embedded]:
+    """`sqlite3 app.db '.shell CMD'`, `psql -c '\\! CMD'`, a here-document of such lines."""
+    shell_line = _SQL_SHELLS[program]
+    texts = [a for a in args if not a.startswith("-")]
+    texts += [
+        args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-c", "--command", "-cmd", "-e")
+    ]
+    if heredoc:
+        texts.append(heredoc)
+    found: list[Embedded] = []
+    for text in texts[:16]:
+        found += [Embedded(m, f"{program} shell command") for m in shell_line.findall(text)]
+    return found
 
 
 def _vim(program: str, args: Sequence[str]) -> list[Embedded]:
