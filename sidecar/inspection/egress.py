@@ -178,8 +178,8 @@ class EgressInspector(LocalInspector):
         taint: TaintRecord,
     ) -> None:
         self._policy = policy
-        self._url_tools = GlobSet(policy.url_tools)
-        self._outbound_tools = GlobSet(policy.outbound_tools)
+        self._url_tools = GlobSet(policy.url_tools, ignore_case=True)
+        self._outbound_tools = GlobSet(policy.outbound_tools, ignore_case=True)
         self._read_tools = GlobSet(policy.read_tools)
         self._allowed = domain_set(policy.allowed_domains)
         self._denied = domain_set(policy.denied_domains)

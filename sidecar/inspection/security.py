@@ -260,7 +260,7 @@ class CompiledShellMatch:
 
 class CompiledArgumentMatch:
     def __init__(self, match: ArgumentMatch, sensitive: SensitivePaths) -> None:
-        self.tools = GlobSet(match.tool)
+        self.tools = GlobSet(match.tool, ignore_case=True)  # a rule's reach, never narrowed
         self.tool_globs = match.tool
         self.where = [
             (condition.keys, _Pattern(condition.pattern), condition.sensitive)

@@ -22,10 +22,13 @@ class GlobSet:
     MAX_REMEMBERED = 4096
     REMEMBERED_LENGTH = 256  # longer names (hosts from commands, say) are matched afresh
 
-    def __init__(self, globs: Iterable[str]) -> None:
+    def __init__(self, globs: Iterable[str], ignore_case: bool = False) -> None:
+        """`ignore_case`: for names a runtime spells as it likes (`WebFetch`, `web_fetch`)
+        where matching more names only makes a check stricter."""
         self.globs = tuple(globs)
         joined = "|".join(f"(?:{glob_to_re2(g)})" for g in self.globs)
-        self._regex = re2.compile(f"(?s)^(?:{joined})$") if self.globs else None
+        flags = "(?si)" if ignore_case else "(?s)"
+        self._regex = re2.compile(f"{flags}^(?:{joined})$") if self.globs else None
         self._answers: dict[str, bool] = {}
 
     def matches(self, name: str) -> bool:
