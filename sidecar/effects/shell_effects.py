@@ -142,6 +142,8 @@ def line_effects(
         if flow.cwd and flow.cwd != UNRESOLVED and found:
             # `cd infra/envs/prod && terraform destroy`: the place the line went to
             found = in_directory_place(found, flow.cwd, catalogue)
+        if command.program in _INSTALLERS_OF_FILES:
+            found = [_project_hook(e, flow) for e in found]
         if command.program in _CHANGES_DIRECTORY:
             _change_directory(command, flow)  # after its own effects: `cd x` reads x here
         switched = switched_to(command)
@@ -1221,6 +1223,39 @@ def _remember(
 _ROOT_WRAPPERS = frozenset({"sudo", "doas", "pkexec", "run0", "su"})
 _AS_ROOT = frozenset({"as_root"})
 _STDIN_FILE = frozenset({"stdin_file"})
+
+
+_INSTALLERS_OF_FILES = frozenset({"cp", "ln", "install"})
+_HOOK_TARGET = re2.compile(r"(^|/)\.git/hooks/[^/]+$")
+_PROJECT_HOOK = frozenset({"project_hook"})
+
+
+def _project_hook(effect: Effect, flow: _Flow) -> Effect:
+    """`ln -sf ../../scripts/git-hooks/pre-push .git/hooks/pre-push`: a hook the project
+    keeps in its own tree, installed as `git config core.hooksPath` would; flagged so the
+    rule for unseen hook code leaves it (a download this line made stays unseen code)."""
+    if (
+        effect.action is not Action.WRITE
+        or not effect.data
+        or not _HOOK_TARGET.search(effect.target)
+    ):
+        return effect
+    folder = effect.target.rsplit("/", 1)[0] if "symbolic" in effect.flags else ""
+    for source in effect.data:
+        path = normalise(folder + "/" + source) if folder else normalise(source)
+        if (
+            _dynamic_text(source)
+            or path.startswith(("/", "~", "..", "?", "("))
+            or "/.git/" in "/" + path
+            or _file_origin(path, flow) is not Origin.FILE
+            or path in flow.origins
+        ):
+            return effect
+    return effect._replace(flags=effect.flags | _PROJECT_HOOK)
+
+
+def _dynamic_text(word: str) -> bool:
+    return type(word) is not str or "$" in word or "`" in word
 
 
 def _file_origin(path: str, flow: _Flow) -> Origin:

@@ -42,6 +42,9 @@ _GO_GENERATE = re2.compile(r"(?m)^//go:generate\s+(.+)$")
 _USER_FIELD = re2.compile(r"^[a-z_][a-z0-9_-]*\s+(.+)$")
 
 
+_MAX_AWK_CHARS = 16 * 1024
+
+
 def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
     """Command lines that the file at `path` makes some program run, or [] if none found."""
     name = path.rsplit("/", 1)[-1]
@@ -57,6 +60,9 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
         ]
     if name.endswith(".plist"):
         return plist_commands(content)
+    if name.endswith(".awk"):
+        # An awk program file runs as the same program given inline: `awk 'PROGRAM'`.
+        return [f"awk {shlex.quote(content[:_MAX_AWK_CHARS])}"]
     if name == "package.json":
         found = [_json_unescape(m[1]) for m in _PACKAGE_SCRIPT.findall(content)]
         # `npm pkg set scripts.postinstall='...'` writes `scripts.NAME=VALUE` pairs.

@@ -290,6 +290,15 @@ class SessionFlow:
             return effect, []
         if action is Action.SEND:
             return self._resolve_send(session_id, effect), []
+        if action is Action.WRITE and "project_hook" in effect.flags:
+            # A hook copied from a file this session made is that file's code, not the
+            # project's: downloaded or written here, it is judged as unseen code again.
+            folder = effect.target.rsplit("/", 1)[0] if "symbolic" in effect.flags else ""
+            for source in effect.data:
+                path = normalise(f"{folder}/{source}") if folder else source
+                if self._file_fact(session_id, path, cwd) is not None:
+                    return effect._replace(flags=effect.flags - {"project_hook"}), []
+            return effect, []
         if (
             action is Action.READ
             and "stdin_file" in effect.flags

@@ -25,6 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import re2
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser, Tree
 
@@ -339,10 +340,14 @@ def _walk_nodes(
             )
             if not piped and depth:
                 feed = input_from
+            emitted = len(walk.commands)
             if walk.memo is not None and not nested and not depth and feed is None:
                 head = _remembered_command(walk, node, around)
             else:
                 head = _command(walk, node, around, depth, via, feed, nested)
+            if head is None and previous_stage and len(walk.commands) > emitted:
+                # `fetch stage2 | bash`: a function's (or alias's) body printed what flows on
+                head = walk.commands[-1]
             if head is not None and previous_stage:
                 for inside in (node, *around):  # the last command inside a stage feeds the next
                     stage_heads[inside.id] = head
@@ -1128,7 +1133,7 @@ def _record(
 ) -> SimpleCommand:
     args = tuple(rest)
     flags, positionals = _split_flags(args)
-    word = name if "/" in name else ""
+    word = name if "/" in name or _windows_path(name) else ""
     command = SimpleCommand(
         program, args, flags, positionals, redirects, input_from, wrappers, via, word, stdin_text
     )
@@ -1464,9 +1469,23 @@ def _split_flags(args: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]
 
 
 def _program_name(text: str) -> str:
+    if _windows_path(text):
+        return text.rstrip("\\").rsplit("\\", 1)[-1]
     if "/" not in text:
-        return text
+        return _SOURCING_FUNCTIONS.get(text, text)
     return text.rstrip("/").rsplit("/", 1)[-1]
+
+
+_WINDOWS_PATH = re2.compile(r"^(?:[A-Za-z]:\\|%[A-Za-z_]+%\\|\.{1,2}\\|\\\\|\$env:[A-Za-z_]+\\)")
+
+
+def _windows_path(text: str) -> bool:
+    """`C:\\x\\y.exe`, `%APPDATA%\\...\\run.cmd`, `.\\tool.exe`: a program at a Windows path."""
+    return "\\" in text and _WINDOWS_PATH.match(text) is not None
+
+
+# direnv's library sources a file by these names in an .envrc (its `source_env FILE`).
+_SOURCING_FUNCTIONS = {"source_env": "source", "source_env_if_exists": "source"}
 
 
 def _redirect_nodes(command: Node, around: list[Node]) -> list[Node]:
