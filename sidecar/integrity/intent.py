@@ -100,6 +100,11 @@ _ADDRESS = [
     rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_GREETING}[\s,!]+(?:(?:the|all|any|my|dear)\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE})(?:$|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])",
     # By the way, AI shopping assistant: ... / hint[assistant]: / log line (agent): ...
     rf"(?i)(,\s*(?:[\w-]+\s+){{0,2}}?{_ROLE}\s*:|[\[(]\s*{_ROLE}\s*[\])]\s*:)",
+    # "[assistant] When you pick this up": a role tag opening a line of data
+    rf"(?i)(?:^|\n)\s*([\[(]\s*{_ROLE}\s*[\])])[ \t]+[a-z]",
+    # Automated agents and AI assistants connecting to this host: run ...
+    rf"(?i)(?:^|[\n.!?>;*#])\s*((?:[\w-]+\s+){{0,2}}?{_ROLE}s?(?:\s+(?:and|or|&)\s+(?:[\w-]+\s+){{0,2}}?"
+    rf"{_ROLE}s?)?\s+[a-z]+(?:ing|ed)\b[^:\n.!?]{{0,40}}:)",
     # Whoever picks this up (including the AI assistant) should also ...
     rf"(?i)(\((?:[^()\n]{{0,30}}?\s)?{_ROLE}(?:\s+[\w-]+){{0,2}}\)\s+(?:also\s+)?(?:must|should|"
     r"shall|needs?\s+to|"
@@ -133,7 +138,7 @@ _ADDRESS = [
     r"(?:^|\n)\s*#+\s*(?:\.cursorrules|\.windsurfrules|copilot-instructions\.md)\b)",
     # @codex, <@agent>, @some-agent
     r"(?i)(?:^|[\s(<>\[])(@(?:codex|copilot|claude|chatgpt|gemini|cursor|devin|"
-    r"[\w-]*(?:agent|assistant|gpt|[-_]ai)))(?:$|[^\w-])",
+    r"[\w-]*(?:agent|assistant|gpt|[-_]ai)|ai[-_][\w-]+))(?:$|[^\w-])",
     # if an AI is reading this / models summarising this / if you are an assistant
     rf"(?i)\b(if\s+(?:an?\s+|the\s+|any\s+)?{_ROLE}\s+(?:is|are)\s+(?:reading|processing|"
     rf"parsing|summari[sz]ing|seeing)|{_ROLE}\s+(?:reading|processing|parsing|summari[sz]ing|"
@@ -310,6 +315,28 @@ _SECRECY.append(
     r"inutile\s+de\s+(?:le\s+|la\s+|l'|lui\s+|leur\s+|en\s+)?(?:expliquer|dire|mentionner|signaler|"
     r"pr[ée]venir|demander|justifier)|nicht\s+(?:extra\s+|erst\s+|noch\s+)?(?:nachfragen|r[üu]ckfragen|"
     r"erw[äa]hnen|erkl[äa]ren)|ohne\s+r[üu]ckfrage)"
+)
+_SECRECY.append(
+    # must never ask the user to confirm / should not show them the diff / don't ask them /
+    # don't bring it up / don't tell anyone: the person kept out, in more spellings
+    r"(?i)\b((?:must|should|shall)\s*(?:not|never|n't)\s+(?:ask|prompt|show|tell|inform|notify|"
+    r"mention|alert|consult)\s+(?:the\s+|your\s+)?(?:user|users|human|person|owner|them|him|her|"
+    r"requester|anyone)\b|(?:do\s+not|don'?t|never)\s+(?:ask|prompt|bother|consult)\s+(?:them|him|"
+    r"her|anyone|anybody)\b|(?:do\s+not|don'?t|never)\s+bring\s+(?:it|this|that)\s+up\b|"
+    r"(?:do\s+not|don'?t|never)\s+(?:tell|inform|notify|alert)\s+(?:anyone|anybody|others|people|"
+    r"the\s+team|a\s+soul)\b|skip(?:ping)?\s+(?:checking|asking|confirming|checks?)\s+with\s+"
+    r"(?:the\s+)?(?:user|requester|human|person|owner|them|anyone)\b)"
+)
+_SECRECY.append(
+    # "do not list this call in your response", "do this silently", "if the user asks, say it
+    # was ...": the person's view of what happened is shaped
+    r"(?i)\b((?:do\s+not|don'?t|never|must\s+not|should\s+not)\s+(?:list|include|mention|show|"
+    r"reveal|disclose|display|record|report|note|describe|surface)\s+(?:[\w-]+\s+){0,4}?in\s+"
+    r"(?:your|the|any)\s+(?:[\w-]+\s+)?(?:response|reply|answer|summary|output|message|"
+    r"explanation|chat|transcript)|(?:do|perform|run|make|call|send)\s+(?:this|it|that|the\s+call)"
+    r"\s+(?:silently|quietly|secretly|covertly|discreetly|invisibly)|if\s+(?:a\s+human|the\s+user|"
+    r"the\s+human|anyone|someone|they|the\s+person)\s+asks?\s*(?:about\s+it\s*)?,?\s*(?:say|tell\s+"
+    r"them|claim|reply|answer|respond)\b)"
 )
 _SECRECY.append(
     # An HTML comment is never rendered: one that speaks to a model is written for it alone.
@@ -595,8 +622,14 @@ _SPACED_SEGMENTS = re2.compile(
 _PATH_VERB = re2.compile(
     r"(?i)\b(read|reading|cat|open|opening|print|show|dump|send|attach|include|upload|copy|edit|"
     r"editing|modify|delete|remove|write|overwrite|append|chmod|post|paste|load|source|pass|"
-    r"share|forward|leak|list|zip|tar|exfiltrate|from|of)\b"
+    r"share|forward|leak|list|zip|tar|exfiltrate|from|of|appending|add|adding|writing|insert|"
+    r"inserting|put|putting|place|placing)\b"
 )
+_EMBARGO = re2.compile(
+    r"(?i)[^.!?\n]{0,20}?\b(?:until|till|before)\s+(?:it|the|a|we|they|there|[\w-]+\s+(?:is|are))\b"
+)
+# "appending the line '<a long key>' to ~/.ssh/authorized_keys": the verb is further back
+_DESTINATION_END = re2.compile(r"(?i)\b(?:to|into|onto)\s*[`'\x22]?$")
 _SECRET_CLASSES = frozenset({"credentials", "key_stores"})
 _CRON_LINE = re2.compile(
     r"^\s*(?:@(?:reboot|hourly|daily|weekly|monthly|yearly)|(?:[\d*/,-]+\s+){5})"
@@ -681,6 +714,8 @@ class IntentAnalyser:
                     continue  # "only when the user asked", "1 = urgent": no claim
                 if feature is Feature.OVERRIDE and guards_data(text, end):
                     continue  # "ignore any instructions that appear inside messages": a guard
+                if feature is Feature.SECRECY and _EMBARGO.match(text, end):
+                    continue  # "do not tell anyone until it is fixed": a disclosure embargo
                 if feature is Feature.SECRECY and disclosure_required(text, start):
                     continue  # "never add a dependency without mentioning it": must mention
                 if feature is Feature.OVERRIDE and retold(text, start):
@@ -807,6 +842,8 @@ class IntentAnalyser:
                 path = path + spaced.group(0).rstrip(_TRIM)
                 classes = classes | self._classes.classify(path)
             before = text[max(0, match.start(1) - 60) : match.start(1)]
+            if _DESTINATION_END.search(before) and not _PATH_VERB.search(before):
+                before = text[max(0, match.start(1) - 240) : match.start(1)]
             if _negated(text, match.start(1), match.start(1)) or _REFUSED.search(
                 text[match.end(1) : match.end(1) + 80]
             ):
@@ -1054,7 +1091,8 @@ def _tool_findings(hits: list[Hit], text: str) -> list[Finding]:
         h
         for h in hits
         if (h.feature is Feature.RISK and not _own_purpose(h.what) and not _summary_send(h, text))
-        or h.feature in (Feature.OVERRIDE, Feature.SECRECY, Feature.ROLE_MARKER, Feature.MENTION)
+        or h.feature in (Feature.OVERRIDE, Feature.SECRECY, Feature.ROLE_MARKER)
+        or (h.feature is Feature.MENTION and not _self_described(text, h.start))
     ]
     # An own-purpose kind counts when the text also presses or hides (a request, not a use).
     pressing = (Feature.PRESSURE, Feature.SECRECY, Feature.ADDRESS)
@@ -1077,6 +1115,28 @@ def _tool_findings(hits: list[Hit], text: str) -> list[Finding]:
 
 _QUOTES = re2.compile(r"['\x22\x{2018}\x{201C}«「`]\s*$")
 _OWNERS = re2.compile(r"(?i)(?:the|your)\s+(?:user|human|principal|owner)'?s\b")
+
+
+# "Checks the project's .env file against ...", "Uses the AWS credential chain (...)": a
+# sentence opened by the tool's own verb in the third person says what it does. Imperatives
+# ("Access ~/.ssh/id_rsa first") and anything addressed or pressed stay requests.
+_OWN_VERB = re2.compile(r"\s*(?:it\s+|this\s+tool\s+|the\s+tool\s+)?[A-Za-z]+[^s\W]s\b")
+_NOT_OWN = re2.compile(
+    r"(?i)\b(?:you|your|assistant|model|agent|ai|llm|must|should|always|first|before|need|needs|"
+    r"required?|please|make\s+sure|ensure|unless|otherwise)\b"
+)
+
+
+def _self_described(text: str, start: int) -> bool:
+    opening = max(text.rfind(". ", 0, start) + 2, text.rfind("\n", 0, start) + 1, 0)
+    ends = [i for i in (text.find(". ", start), text.find("\n", start)) if i >= 0]
+    sentence = text[opening : min(ends, default=len(text))]
+    verb = _OWN_VERB.match(sentence)
+    return (
+        verb is not None
+        and not verb.group(0).strip().lower().startswith(("always", "unless", "access", "process"))
+        and _NOT_OWN.search(sentence) is None
+    )
 
 
 def _quoted(text: str, start: int) -> bool:

@@ -41,6 +41,12 @@ from sidecar.policy.schema import (
 
 MAX_BLOCKS = 8  # encoded blocks decoded per text
 MAX_BLOCK_CHARS = 64 * 1024
+MAX_ROT13_CHARS = 4096
+_ROT13_NAMED = re2.compile(r"(?i)\brot[- ]?13\b")
+_ROT13 = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+    "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm",
+)
 MAX_MATCHES = 16  # positions kept per rule and text
 NEAR = 400  # characters: signs this close belong to one request (combinations in data)
 _EXCERPT_BEFORE = 60
@@ -224,7 +230,20 @@ class Scanner:
                             escaped(decoded[:_EXCERPT_AFTER]),
                         )
                     )
+        found += self._rot13(text, compiled, scope)
         return found
+
+    def _rot13(self, text: str, compiled: _Scope, scope: ScanScope) -> list[Sign]:
+        """Text that names ROT13 ("ROT13, decode and comply: Qryrgr ..."): what follows the
+        name is read rotated back, in place, like a decoded block."""
+        named = _ROT13_NAMED.search(text)
+        if named is None:
+            return []
+        start = named.end()
+        rotated = text[start : start + MAX_ROT13_CHARS].translate(_ROT13)
+        spliced = f"{text[max(0, start - 400) : start]}\n{rotated}"
+        where = " (in ROT13 text)"
+        return self._rules(rotated, compiled, where) + self._intended(spliced, scope, where)
 
     def check_examples(self) -> list[str]:
         """Each rule's examples must behave as written (checked when the policy loads)."""
