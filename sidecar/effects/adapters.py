@@ -40,6 +40,8 @@ _SQL_START = re2.compile(
 )
 _UPLOAD_KEY = re2.compile(r"(?i)(file|path|attach|upload)")
 _SAVE_KEY = re2.compile(r"(?i)(output|^out|save|dest|download)")  # where a response goes
+_SENDING_TOOL = re2.compile(r"(?i)(post|put|upload|send|share|publish|submit|attach|paste|webhook)")
+_RECEIVING_TOOL = re2.compile(r"(?i)(download|fetch|get|save|clone|pull|read)")
 _PATH_LIKE = re2.compile(r"^(~|\.{1,2})?/?[^\s/]*[/.][^\s]*$|^~$")
 _CWD_KEYS = ("workdir", "working_directory", "workingDirectory", "cwd", "dir_path")
 
@@ -122,13 +124,13 @@ class ToolAdapters:
     def _form(self, name: str, arguments: Mapping[str, Any], depth: int = 0) -> CallForm:
         adapter = self.adapter_for(name)
         if adapter is None:
-            return _fallback(arguments)
+            return _fallback(arguments, name)
         kind = adapter.kind
         if kind == "dispatch":
             sub = str(arguments.get(adapter.dispatch_key, "")).lower()
             chosen = adapter.dispatch.get(sub)
             if chosen is None:
-                return _fallback(arguments)
+                return _fallback(arguments, name)
             kind = chosen
         if kind == "mcp_wrapper" and depth < 2:
             return self._unwrapped(adapter, arguments, depth)
@@ -302,6 +304,8 @@ def _file_form(
             adapter=name,
         )
     content = _content(arguments, adapter.content)
+    if not content and kind == "write":
+        content = _unnamed_content(arguments, adapter)
     removed = _content(arguments, _REPLACED) if kind == "edit" else ""
     return CallForm(
         "files",
@@ -325,6 +329,17 @@ def _paths(arguments: Mapping[str, Any], keys: Sequence[str]) -> list[str]:
                     found.append(inner)
         return found
     return []
+
+
+def _unnamed_content(arguments: Mapping[str, Any], adapter: ToolAdapter) -> str:
+    """A write tool whose content key we do not know (`save_file{filename, data}`): what it
+    writes is its other text, so no key name lets content skip analysis."""
+    skipped = {*adapter.path, *adapter.destination, *_CWD_KEYS}
+    texts = [
+        value for key, value in arguments.items()
+        if isinstance(value, str) and key not in skipped and value.strip()
+    ]  # fmt: skip
+    return max(texts, key=len) if texts else ""
 
 
 def _content(arguments: Mapping[str, Any], keys: Sequence[str]) -> str:
@@ -456,7 +471,7 @@ def named_cwd(arguments: object) -> str:
     return cwd if isinstance(cwd, str) and cwd.startswith(("/", "~")) else ""
 
 
-def _fallback(arguments: Mapping[str, Any]) -> CallForm:
+def _fallback(arguments: Mapping[str, Any], name: str = "") -> CallForm:
     """A tool no profile names: read it by its arguments."""
     if not isinstance(arguments, Mapping):
         return _UNKNOWN
@@ -467,6 +482,14 @@ def _fallback(arguments: Mapping[str, Any]) -> CallForm:
         return CallForm("shell", shell=_argv_line(command), adapter="fallback")
     paths = _paths(arguments, _FALLBACK_PATH)
     urls = _FALLBACK_URL
+    if (
+        paths
+        and _first(arguments, urls) is not None
+        and _SENDING_TOOL.search(name)
+        and not _RECEIVING_TOOL.search(name)
+    ):
+        # `http_post{url, file}`: a tool named for sending, given a URL and a file, sends it.
+        return _fetch_form(arguments, urls, "fallback")
     if paths:
         content = _first(arguments, _FALLBACK_CONTENT)
         if isinstance(content, str):

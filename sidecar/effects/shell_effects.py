@@ -357,10 +357,10 @@ def _find_deletes_matches(found: list[Effect], command: SimpleCommand) -> list[E
     the root, not the root: judged as the glob `/tmp/**/pytest-*`."""
     changed: list[Effect] = []
     for effect in found:
-        glob = None
+        globs: list[str] = []
         if effect.action is Action.DELETE and effect.target not in (UNRESOLVED, STDIN):
-            glob = find_matches_below(command.args, effect.target)
-        changed.append(effect._replace(target=glob) if glob else effect)
+            globs = find_matches_below(command.args, effect.target)
+        changed.extend([effect._replace(target=g) for g in globs] if globs else [effect])
     return changed
 
 

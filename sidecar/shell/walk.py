@@ -1387,7 +1387,7 @@ def _find_roots(args: list[str]) -> list[str]:
         roots.append(word)
     narrowed = [find_matches_below(args, root) for root in roots]
     if roots and all(narrowed):
-        return [glob for glob in narrowed if glob]
+        return [glob for globs in narrowed for glob in globs]
     # `find / -path '*app*/policies/*.yaml' -exec sed -i ...`: the whole tree, and beside it
     # what the path pattern reaches (a protected class it could match counts).
     patterns = [p for p in (_find_path_pattern(args, root) for root in roots) if p]
@@ -1409,19 +1409,66 @@ def _find_path_pattern(args: Sequence[str], root: str) -> str | None:
     return pattern
 
 
-def find_matches_below(args: Sequence[str], root: str) -> str | None:
-    """With one `-name PATTERN` (no alternatives) below a narrowable root, what find acts on
-    is the matches at any depth: the glob `ROOT/**/PATTERN`; otherwise None (the tree)."""
-    names = [
-        args[i + 1]
-        for i in range(len(args) - 1)
-        if args[i] in ("-name", "-iname") and args[i + 1] and "/" not in args[i + 1]
-    ]
-    if len(names) != 1 or _dynamic(names[0]) or "$" in names[0] or "`" in names[0]:
-        return None
-    if any(w in ("-o", "-or", ",") for w in args) or not narrowable_find_root(root):
-        return None
-    return root.rstrip("/") + "/**/" + names[0]
+def find_matches_below(args: Sequence[str], root: str) -> list[str]:
+    """With one `-name PATTERN`, or one group of `-name` alternatives (`( -name bin -o -name
+    obj )`), below a narrowable root, what find acts on is the matches at any depth: the
+    globs `ROOT/**/PATTERN`; otherwise [] (the tree). Any other `-o` could let an action run
+    on what no name narrows (`-name x -o -exec rm {} +`), so it keeps the tree."""
+    names = _name_alternatives(args)
+    if not names or not narrowable_find_root(root):
+        return []
+    if any(_dynamic(n) or "$" in n or "`" in n or "/" in n for n in names):
+        return []
+    return [root.rstrip("/") + "/**/" + name for name in names]
+
+
+_OPEN = ("(", "\\(")
+_CLOSE = (")", "\\)")
+_OR = ("-o", "-or", ",")
+_NAME_TESTS = ("-name", "-iname")
+
+
+def _name_alternatives(args: Sequence[str]) -> list[str]:
+    """The names find's expression narrows to: one `-name X`, or one parenthesised group made
+    only of `-name` tests joined by `-o`; [] when it narrows otherwise or not at all."""
+    alternatives: list[list[str]] = []  # per group that holds an -o: its names
+    single: list[str] = []  # names outside any group
+    group: list[str] | None = None
+    group_names: list[str] = []
+    group_pure = True
+    group_or = False
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word in _OPEN:
+            if group is not None:
+                return []  # nested groups: not modelled
+            group, group_names, group_pure, group_or = [], [], True, False
+        elif word in _CLOSE:
+            if group is None:
+                return []
+            if group_or:
+                if not group_pure:
+                    return []
+                alternatives.append(group_names)
+            else:
+                single.extend(group_names)
+            group = None
+        elif word in _OR:
+            if group is None:
+                return []
+            group_or = True
+        elif word in _NAME_TESTS and index + 1 < len(args) and args[index + 1]:
+            (group_names if group is not None else single).append(args[index + 1])
+            index += 1
+        elif group is not None:
+            group_pure = False
+        index += 1
+    if group is not None:
+        return []
+    if alternatives:
+        return alternatives[0] if len(alternatives) == 1 and not single else []
+    return single if len(single) == 1 else []
 
 
 _SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 (names, not files we create)
