@@ -26,6 +26,16 @@ DENY, ASK, ALLOW = Verdict.DENY, Verdict.REQUIRE_APPROVAL, Verdict.ALLOW
         ("find . \\( -name bin -o -perm 777 \\) -exec rm -rf {} +", ASK),
         ("find ~ \\( -name .cache -o -name .npm \\) -exec rm -rf {} +", DENY),
         ("find / \\( -name bin -o -name obj \\) -exec rm -rf {} +", DENY),
+        # sed writes its files only with -i; a script given by -e alone prints.
+        ("sed -n -e '1,5p' /etc/hosts", ALLOW),
+        ("sed -e 's/a/b/' /etc/hosts", ALLOW),
+        ("sed -i -e 's/^#//' /etc/hosts", ASK),
+        # perl's and ruby's -i takes only an attached suffix: `-i -ne` rewrites the files.
+        ("perl -i -ne 'print unless /x/' /etc/hosts", ASK),
+        ("perl -pi -e 's/^%admin.*//' /etc/sudoers", DENY),
+        ("ruby -i -pe 'gsub(/a/, \"b\")' /etc/fstab", ASK),
+        ("perl -ne 'print if /x/' /etc/hosts", ALLOW),
+        ("perl -i.bak -pe 's/old/new/' src/settings.conf", ALLOW),
     ],
 )  # fmt: skip
 async def test_single_calls(command: str, expected: Verdict) -> None:
