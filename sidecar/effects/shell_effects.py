@@ -506,12 +506,19 @@ def _command_effects(
             )
         )
     elif parsed is None and program != command.program and _MODULE.fullmatch(program):
-        # `python -m helper`: a module Python finds first in the working directory.
-        path = program.replace(".", "/") + ".py"
-        found.append(
-            Effect(Action.EXECUTE, path, _file_origin(path, flow), flags=_MODULE_RUN,
-                   program=command.program, content=flow.contents.get(path, ""))
-        )  # fmt: skip
+        # `python -m helper`: a module Python finds first in the working directory; a
+        # package runs its `__main__.py`, and importing it runs each `__init__.py` above.
+        parts = program.split(".")
+        paths = [
+            "/".join(parts) + ".py",
+            "/".join(parts) + "/__main__.py",
+            *("/".join(parts[:depth]) + "/__init__.py" for depth in range(1, len(parts) + 1)),
+        ]
+        for path in paths[:_MAX_MODULE_FILES]:
+            found.append(
+                Effect(Action.EXECUTE, path, _file_origin(path, flow), flags=_MODULE_RUN,
+                       program=command.program, content=flow.contents.get(path, ""))
+            )  # fmt: skip
     elif flow.origins.get(command.program) in HIDDEN_ORIGINS:
         # `certutil -urlcache -f URL p.exe && p.exe`: Windows runs a program from the working
         # directory before PATH (and a PATH holding `.` does too): the download runs.
@@ -663,6 +670,7 @@ def _module_as_program(command: SimpleCommand) -> tuple[str, tuple[str, ...]]:
 _MODULE = re2.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 _MODULE_RUN = frozenset({"module"})
 _NETWORK = frozenset({Action.SEND, Action.FETCH, Action.CONNECT})
+_MAX_MODULE_FILES = 8  # a module's own file, its __main__.py and the packages' __init__.py
 _LOOKS = frozenset({Action.READ, Action.FETCH})  # what read-only commands may do
 _RUNS_READ_ONLY = frozenset({"runs_read_only"})
 # `$GITHUB_TOKEN`, `${OPENAI_API_KEY}`: variables that hold secrets by their name.

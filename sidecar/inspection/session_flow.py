@@ -53,6 +53,7 @@ _SECRET_CLASSES = frozenset({"credentials", "key_stores", "environment"})
 MAX_RECORDED_CONTENT = 64 * 1024
 _ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2", ".tar", ".zip")
 _UNPACKERS = frozenset({"tar", "unzip", "7z"})
+_MAX_PARTS = 16  # files one `cat` joins, followed
 _COPIERS = frozenset({"cp", "mv", "install", "rsync", "ditto", "Copy-Item", "Move-Item"})
 _ECOSYSTEMS = {
     "npm": "npm", "pnpm": "npm", "yarn": "npm", "npx": "npm", "bun": "npm", "pnpx": "npm",
@@ -512,9 +513,36 @@ class SessionFlow:
         facts = list(self._facts_from(session_id, effects))
         for analysis in analyses[:1]:
             facts.extend(_command_facts(analysis.commands))
+            facts.extend(self._concatenated(session_id, analysis.commands))
             # A persistent shell keeps the functions and aliases a call defined.
             facts.extend(Fact(DEFINED, name, "", text) for name, text in analysis.definitions)
         self._facts.record(session_id, facts)
+
+    def _concatenated(
+        self, session_id: str, commands: Sequence[SimpleCommand]
+    ) -> Iterable[Fact]:
+        """`cat a.part b.part > run.sh`: the file holds what the session wrote into the parts,
+        so running it later runs their joined text (a payload split to look harmless)."""
+        for command in commands:
+            if command.program != "cat" or not command.positionals:
+                continue
+            targets = [r.target for r in command.redirects if r.operator in (">", ">|", ">>")]
+            if len(targets) != 1 or not _static(targets[0]):
+                continue
+            texts: list[str] = []
+            origin = Origin.LITERAL.value
+            for word in command.positionals[:_MAX_PARTS]:
+                fact = self._file_fact(session_id, str(word)) if type(word) is str else None
+                if fact is None or fact.kind != FILE:
+                    break
+                if fact.origin in _HIDDEN_VALUES:
+                    origin = fact.origin
+                texts.append(fact.detail)
+            else:
+                if origin != Origin.LITERAL.value:
+                    yield Fact(FILE, targets[0], origin)
+                elif sum(map(len, texts)) <= MAX_RECORDED_CONTENT:
+                    yield Fact(FILE, targets[0], origin, "".join(texts))
 
     def _facts_from(self, session_id: str, effects: Sequence[Effect]) -> Iterable[Fact]:
         archives = [
