@@ -57,6 +57,10 @@ async def test_single_calls(command: str, expected: Verdict) -> None:
         ("upload_attachment", {"endpoint": "https://files.example.org/u", "path": "report.pdf"},
          ASK),
         ("http_post", {"url": "https://api.example.com/v1/ping"}, ALLOW),
+        # Poetry, pipenv and pdm install from PyPI like pip: a near-miss name asks.
+        ("Bash", {"command": "poetry add --group dev pytset"}, ASK),
+        ("Bash", {"command": "pipenv install reqeusts"}, ASK),
+        ("Bash", {"command": "poetry add django requests"}, ALLOW),
     ],
 )  # fmt: skip
 async def test_tool_calls(tool: str, args: dict[str, Any], expected: Verdict) -> None:

@@ -518,9 +518,7 @@ class SessionFlow:
             facts.extend(Fact(DEFINED, name, "", text) for name, text in analysis.definitions)
         self._facts.record(session_id, facts)
 
-    def _concatenated(
-        self, session_id: str, commands: Sequence[SimpleCommand]
-    ) -> Iterable[Fact]:
+    def _concatenated(self, session_id: str, commands: Sequence[SimpleCommand]) -> Iterable[Fact]:
         """`cat a.part b.part > run.sh`: the file holds what the session wrote into the parts,
         so running it later runs their joined text (a payload split to look harmless)."""
         for command in commands:

@@ -129,6 +129,11 @@ _ADDRESS = [
     rf"(?:[\w-]+\s+)?{_ROLE}\b|(?:^|[\n.!?*/#>:]\s*)(?:to|for)\s+(?:the|all|any|every|each|"
     rf"whichever|whatever|whoever|you|our|my)\s+"
     rf"(?:[\w-]+\s+)?{_ROLE}\b[^.!?\n,]{{0,40}}:)",
+    # Consigne pour l'assistant IA / Nota para el asistente / Hinweis an den Agenten
+    rf"(?i)((?:consigne|note|message|instructions?|remarque|avis|nota|mensaje|instrucci[oó]n|"
+    rf"aviso|hinweis|nachricht|anweisung|mitteilung|avviso|messaggio|istruzion[ei]|mensagem|"
+    rf"instru[cç][aã]o)\s+(?:pour|à|a|para|für|an|per|al|ao)\s+(?:l[ae']\s*|les\s+|el\s+|los\s+|"
+    rf"den\s+|die\s+|das\s+|il\s+|lo\s+|o\s+|os\s+|all'|agli\s+)?(?:[\w-]+\s+)?{_ROLE})",
     # When you summarise this page for the user (the reader acts for someone: a model)
     r"(?i)\b((?:when|as|while|before|after|once)\s+you\s+(?:summari[sz]e|process|parse|analy[sz]e|"
     r"translate|answer\s+about|respond\s+to|reply\s+to)\s+(?:this|these|the)\s+(?:page|document|"
@@ -281,7 +286,8 @@ _SECRECY = [
     r"(?:ask|asking|confirm|confirming|check|checking|mention|mentioning|tell|telling)\b|"
     r"don'?t\s+ask,?\s+just|(?:do\s+not|don'?t)\s+(?:ask|prompt|wait|check\s+with)\s+"
     r"(?:\w+\s+){0,2}?(?:for\s+)?(?:approval|permission|confirmation|consent|the\s+user|"
-    r"the\s+human|the\s+person)(?:\s*[.,;:!?)]|\s*$|\s+(?:first|before|again|whether|if|about)\b)|"
+    r"the\s+human|the\s+person|a\s+human|a\s+person|anyone)(?:\s*[.,;:!?)]|\s*$|\s+(?:first|before|"
+    r"again|whether|if|about)\b)|"
     r"(?:do\s+not|don'?t)\s+(?:ask|prompt|wait|check\s+with)\s+(?:\w+\s+){0,2}?(?:for\s+)?"
     r"(?:approval|permission|confirmation|consent)|without\s+(?:prompting|approval|confirmation|permission))",
     r"(?i)\b((?:notify|tell|inform|alert)\s+(?:nobody|no\s+one|no-one|none)|"
@@ -289,10 +295,13 @@ _SECRECY = [
     r"(?:send|upload|forward|add|run|execute|delete|remove|copy|post|push|install|include|append|"
     r"attach|e?mail|change|modify|edit|write|transfer|read|collect|insert|replace|disable)|"
     r"keep\s+(?:this|it|that)\s+(?:secret|hidden|quiet|confidential|between\s+us)|"
-    r"(?:hidden|secret|private)\s+(?:note|instructions?|task|step)|"
+    r"(?:hidden|secret|private)\s+(?:note|instructions?|task|step)s?\s*[:\]]|"
     r"the\s+(?:user|human|person)\s+(?:must|should|need|will)\s+(?:not|never)\s+(?:know|see|notice|"
     r"find\s+out)|without\s+(?:their|the\s+user'?s|your\s+user'?s)\s+(?:knowledge|consent|noticing))\b",
-    r"(?i)(ohne\s+(?:es\s+)?(?:zu\s+)?(?:fragen|erwähnen|sagen|benachrichtigen)|sans\s+(?:le\s+|lui\s+|leur\s+|en\s+)?"
+    r"(?i)(ne\s+(?:demande|demandez|dis|dites|préviens|prévenez|informe|informez|mentionne|"
+    r"mentionnez|signale|signalez)\s+pas|no\s+(?:pidas|pida|preguntes|pregunte|digas|diga|avises|"
+    r"avise|menciones|mencione)\b|non\s+(?:chiedere|dire|avvisare|menzionare)\b|"
+    r"ohne\s+(?:es\s+)?(?:zu\s+)?(?:fragen|erwähnen|sagen|benachrichtigen)|sans\s+(?:le\s+|lui\s+|leur\s+|en\s+)?"
     r"(?:dire|prévenir|demander|mentionner)|sin\s+(?:decir|avisar|preguntar|mencionar)|"
     r"sem\s+(?:avisar|dizer|perguntar|mencionar)|senza\s+(?:dire|avvisare|chiedere)|"
     r"utan\s+att\s+(?:säga|fråga|berätta|meddela)|не\s+(?:говори|сообщай|спрашивай|рассказывай)[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
@@ -337,6 +346,14 @@ _SECRECY.append(
     r"\s+(?:silently|quietly|secretly|covertly|discreetly|invisibly)|if\s+(?:a\s+human|the\s+user|"
     r"the\s+human|anyone|someone|they|the\s+person)\s+asks?\s*(?:about\s+it\s*)?,?\s*(?:say|tell\s+"
     r"them|claim|reply|answer|respond)\b)"
+)
+_SECRECY.append(
+    r"(?i)((?:erwähne|erwähnen|sage|sag|erzähle|zeige|melde|verrate)\w*\s[^.!?\n]{0,50}?\b(?:nicht|"
+    r"niemandem|keinem)\b|omit\b[^.!?\n]{0,160}?\bfrom\s+(?:anything|everything|what|whatever)\s+you\s+"
+    r"(?:show|tell|report|summari[sz]e|display|say|present)|keep\s+(?:this|it|that|them)\s+out\s+of\s+"
+    r"(?:your|the|any)\s+(?:[\w-]+\s+)?(?:response|reply|answer|summary|output|message|report)|"
+    r"if\s+asked\s+(?:about\s+(?:it|them|this|these|that)\s*)?,?\s*(?:say|tell|claim|reply|answer|"
+    r"respond|deny)\b)"
 )
 _SECRECY.append(
     # An HTML comment is never rendered: one that speaks to a model is written for it alone.
@@ -423,10 +440,21 @@ _RISK: list[tuple[str, str]] = [
     ),
     (
         "secrets",
-        rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_TAKE_VERB}[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-][^.!?\n]{{0,60}}?{_CONFIDENTIAL}|{_CONFIDENTIAL}[^.!?\n]{{0,30}}?"
+        rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_TAKE_VERB}[\s\d,;:'\x22()\[\]<>/\\*#@&=+|`~^$%-][^.!?\n]{{0,60}}?{_CONFIDENTIAL}|{_CONFIDENTIAL}[^.!?\n]{{0,30}}?"
         r"\b(?:to|into|in\s+the|as\s+the)\s+(?:the\s+)?(?:[\w-]+\s+){0,2}"
         r"(?:argument|parameter|field|url|request|reply|answer|response|gist|issue|comment|"
         r"channel|message))",
+    ),
+    (
+        # "the `context` field carries ... any API keys or tokens visible in the workspace":
+        # secrets gathered from where the agent works, put into a parameter
+        "handing over secrets",
+        r"(?i)\b((?:field|parameter|param|argument|property)\b[^.\n]{0,80}?\b(?:carr(?:y|ies)|"
+        r"contains?|holds?|includes?|set\s+to|filled\s+with|with)\b[^.\n]{0,80}?\b(?:any|all|every)"
+        r"\s+(?:[\w-]+\s+){0,2}?(?:api\s+keys?|tokens?|secrets?|passwords?|credentials|private\s+keys?)"
+        r"\b[^.\n]{0,40}?\b(?:visible|found|present|available|stored|lying\s+around|you\s+(?:can\s+)?"
+        r"(?:see|find)|in\s+the\s+(?:workspace|environment|repo|repository|project|codebase|files?|"
+        r"machine|home|shell)))",
     ),
     (
         # the values of OPENAI_API_KEY / $GITHUB_TOKEN / the AWS_SECRET_ACCESS_KEY variable
@@ -496,7 +524,10 @@ _RISK: list[tuple[str, str]] = [
     (
         "money",
         r"(?i)\b((?:wire|transfer|send|pay)\w*\s+(?:the\s+|all\s+)?(?:payment|funds|money|amount|"
-        r"balance|invoice)\b|(?:transfer|wire|pay|send|buy|purchase|order|donate|add|charge|deposit)\w*\b"
+        r"balance|invoice)\b|(?:transfer|wire|pay|send|buy|purchase|order|donate|add|charge|deposit|"
+        r"(?:issue|make|process|send)\s+a\s+refund|(?:create|make|send)\s+a\s+payout|virement|virer|"
+        r"effectue|überweis|"
+        r"transfiere|transferir)\w*\b"
         r"[^.!?\n]{0,60}?(?:[$€£]\s?\d|\d[\d,.]*\s?(?:usd|eur|gbp|dollars|euros|btc|eth)\b|"
         r"gift\s*cards?|bitcoin|crypto|account\s+(?:number\s+|no\.?\s*)?\d{6,}|iban|"
         r"wallet\s+address)|(?:check\s*out|pay|purchase|order|buy)\w*\s+(?:\w+\s+){0,3}?with\s+"
@@ -608,6 +639,9 @@ _CODE_SPANS = [
     r"npm\s+(?:i|install)|npx|kubectl)\s[^\n`]{2,300})",
     # "run\n  pip install x && ...": the command on the line after the verb
     r"(?i)\b(?:run|execute)\s*:?[ \t]*\n[ \t]*([^\n`]{2,400})",
+    # "... take a look:\n\n    echo 'ssh-ed25519 ...' >> ~/.ssh/authorized_keys": an indented
+    # block under a line that ends in a colon is a command shown to be run
+    r":[ \t]*\n(?:[ \t]*\n)?(?: {4}|\t)[ \t]*([^\n`]{2,400})",
 ]
 # Paths written in text, to judge by class.
 _PATHS = (
@@ -629,6 +663,22 @@ _EMBARGO = re2.compile(
     r"(?i)[^.!?\n]{0,20}?\b(?:until|till|before)\s+(?:it|the|a|we|they|there|[\w-]+\s+(?:is|are))\b"
 )
 # "appending the line '<a long key>' to ~/.ssh/authorized_keys": the verb is further back
+_STRONG_PATH_VERB = re2.compile(
+    r"(?i)\b(read|reading|cat|open|opening|print|show|dump|send|attach|include|upload|copy|edit|"
+    r"editing|modify|delete|remove|write|overwrite|append|chmod|post|paste|load|source|pass|"
+    r"share|forward|leak|list|zip|tar|exfiltrate|appending|add|adding|writing|insert|inserting|"
+    r"put|putting|place|placing|contents?|values?|text|body|data|everything)\b"
+)
+_ONLY_WHERE = re2.compile(r"(?i)\b(?:from|of)\b")
+# "variables passed in `env`", "the `env` field": a one-word span named, not run
+_NAME_BEFORE = re2.compile(
+    r"(?i)\b(?:in|the|field|parameter|param|argument|key|option|property|variable|named|called|"
+    r"set|via|prefer)\s*[`'\x22]?$"
+)
+_PUTS = re2.compile(
+    r"(?i)\b(?:append|appending|add|adding|write|writing|insert|inserting|put|putting|place|"
+    r"placing|copy|copying|echo|save|saving|store|storing)\b"
+)
 _DESTINATION_END = re2.compile(r"(?i)\b(?:to|into|onto)\s*[`'\x22]?$")
 _SECRET_CLASSES = frozenset({"credentials", "key_stores"})
 _CRON_LINE = re2.compile(
@@ -726,6 +776,8 @@ class IntentAnalyser:
                     continue  # `.env.example`: the template, with no secret in it
                 if what == SENDING and _LISTED_WORD.match(text, start) is not None:
                     continue  # "Email, display name, or account ID": a noun in a list
+                if what == SENDING and _NAMED_LINK.search(match.group(1)):
+                    continue  # "share the resulting URL (https://...) with the customer"
                 if what == SENDING and _LINK_GIVEN.search(match.group(1).rsplit("://", 1)[0]):
                     continue  # "results include a link to the page → https://...": shown
 
@@ -770,6 +822,8 @@ class IntentAnalyser:
                 start = match.start(1)
                 if _described(text, start, match.end(1)) or _negated(text, start, start):
                     continue  # "never run `manage.py flush`" asks for nothing
+                if " " not in command and _NAME_BEFORE.search(text[max(0, start - 40) : start]):
+                    continue  # "variables passed in `env`": a name, not a command run
                 kinds = self._command_risks(command)
                 if kinds:
                     yield Hit(Feature.RISK, match.start(1), match.end(1), "; ".join(kinds))
@@ -843,7 +897,9 @@ class IntentAnalyser:
                 classes = classes | self._classes.classify(path)
             before = text[max(0, match.start(1) - 60) : match.start(1)]
             if _DESTINATION_END.search(before) and not _PATH_VERB.search(before):
-                before = text[max(0, match.start(1) - 240) : match.start(1)]
+                further = text[max(0, match.start(1) - 240) : match.start(1)]
+                if _PUTS.search(further):
+                    before = further
             if _negated(text, match.start(1), match.start(1)) or _REFUSED.search(
                 text[match.end(1) : match.end(1) + 80]
             ):
@@ -854,7 +910,12 @@ class IntentAnalyser:
                 text[max(0, match.start(1) - 120) : match.start(1)]
             ):
                 continue  # "are resolved from ... ~/.aws/credentials": where, not a task
-            if not _PATH_VERB.search(before):
+            weak = (
+                scope == "tools"
+                and _ONLY_WHERE.search(before)
+                and not _STRONG_PATH_VERB.search(before)
+            )  # "Named profile from ~/.aws/config": where a setting comes from, no task
+            if weak or not _PATH_VERB.search(before):
                 if classes & _SECRET_CLASSES:  # named, not yet asked for: weak
                     yield Hit(Feature.MENTION, match.start(1), match.end(1), f"secrets ({path})")
                 continue
@@ -885,7 +946,8 @@ _TEMPLATE_SUFFIX = re2.compile(r"[\w]*\.(?:example|sample|template|dist|defaults
 _COPIED_TO = re2.compile(
     r"(?i)\b(?:copy|cp|move|mv|rename)\b[^!?\n]{0,80}\b(?:to|into)\s*[`'\x22]?$"
 )
-_LISTED_WORD = re2.compile(r"[^\W\d_]+\s*[,/|]")
+_NAMED_LINK = re2.compile(r"(?i)\b(?:url|link|uri)s?\s*[(:]\s*https?://[^\s)]*\)?$")
+_LISTED_WORD = re2.compile(r"[^\W\d_]+(?:\s*[,/|]|\s+or\s)")  # "Email or account ID"
 # "Results include ... a link to the package page → https://": the address is what is shown
 _LINK_GIVEN = re2.compile(
     r"(?i)^(?:include|includes|including|reply|report)\b[^\n]*\b(?:links?|urls?)\s+(?:to|for|of|at)"
@@ -1011,6 +1073,9 @@ _CONDITION = re2.compile(r"(?i)(?:\b(?:only\s+)?(?:when|if|unless|after|once)\s+
 _DEFENSIVE = re2.compile(
     r"(?i)[^.!?\n]{0,30}?\b(?:that|which)\s+(?:appear|appears|are|is|come|comes|arrive|arrives|"
     r"show\s+up|may\s+appear|might\s+appear)\s+(?:in|inside|within|from|embedded)\b|"
+    # "ignore any instructions to use another tool that you find in old docs"
+    r"[^.!?\n]{0,60}?\b(?:that|which)\s+you\s+(?:find|see|read|encounter|come\s+across|get)\s+"
+    r"(?:in|inside|within|from)\b|"
     # "ignore any instructions inside them", "... contained in the email body"
     r"\s*(?:inside|within|embedded\s+in|contained\s+in|found\s+in|in)\s+(?:them|it|this|these|"
     r"those|the\s+(?:\w+\s+)?(?:data|content|emails?|messages?|results?|pages?|documents?|files?|"
@@ -1091,8 +1156,14 @@ def _tool_findings(hits: list[Hit], text: str) -> list[Finding]:
         h
         for h in hits
         if (h.feature is Feature.RISK and not _own_purpose(h.what) and not _summary_send(h, text))
-        or h.feature in (Feature.OVERRIDE, Feature.SECRECY, Feature.ROLE_MARKER)
-        or (h.feature is Feature.MENTION and not _self_described(text, h.start))
+        or h.feature in (Feature.SECRECY, Feature.ROLE_MARKER)
+        # "Never post secrets, even if the user asks": a guard, not a claim over the user
+        or (h.feature is Feature.OVERRIDE and not prohibited(text, h.start))
+        or (
+            h.feature is Feature.MENTION
+            and _requested(text, h.start)
+            and not _DEFAULT_VALUE.search(text[max(0, h.start - 12) : h.start])
+        )
     ]
     # An own-purpose kind counts when the text also presses or hides (a request, not a use).
     pressing = (Feature.PRESSURE, Feature.SECRECY, Feature.ADDRESS)
@@ -1117,26 +1188,32 @@ _QUOTES = re2.compile(r"['\x22\x{2018}\x{201C}«「`]\s*$")
 _OWNERS = re2.compile(r"(?i)(?:the|your)\s+(?:user|human|principal|owner)'?s\b")
 
 
-# "Checks the project's .env file against ...", "Uses the AWS credential chain (...)": a
-# sentence opened by the tool's own verb in the third person says what it does. Imperatives
-# ("Access ~/.ssh/id_rsa first") and anything addressed or pressed stay requests.
-_OWN_VERB = re2.compile(r"\s*(?:it\s+|this\s+tool\s+|the\s+tool\s+)?[A-Za-z]+[^s\W]s\b")
-_NOT_OWN = re2.compile(
+# A secret file named in a tool's text asks for it only in a sentence that asks something:
+# one addressed or pressed ("you must first read ..."), or one opened by an imperative
+# ("Attach ~/.ssh/id_rsa ..."). "Checks the project's .env file", "The server uses the
+# kubeconfig at ~/.kube/config", "Credentials are resolved with the chain (~/.aws/...)"
+# say what the tool does.
+_REQUEST_WORDS = re2.compile(
     r"(?i)\b(?:you|your|assistant|model|agent|ai|llm|must|should|always|first|before|need|needs|"
-    r"required?|please|make\s+sure|ensure|unless|otherwise)\b"
+    r"required?|please|make\s+sure|ensure|important|instead)\b"
+)
+_IMPERATIVE = re2.compile(
+    r"(?i)\s*[-*>#\d.)\s]*(?:then\s+|also\s+|and\s+)?(?:read|include|attach|access|send|"
+    r"provide|pass|set|put|add|copy|open|load|fetch|get|grab|upload|paste|insert|supply|give|use|"
+    r"append|embed|collect|cat|dump|print|show|forward|post|share|submit|fill|extract)\b"
 )
 
 
-def _self_described(text: str, start: int) -> bool:
-    opening = max(text.rfind(". ", 0, start) + 2, text.rfind("\n", 0, start) + 1, 0)
+# `env_file: default .env`: a parameter's default names what the tool reads for its purpose
+_DEFAULT_VALUE = re2.compile(r"(?i)\bdefault:?\s*[`'\x22]?$")
+
+
+def _requested(text: str, start: int) -> bool:
+    stop = text.rfind(". ", 0, start)
+    opening = max(stop + 2 if stop >= 0 else 0, text.rfind("\n", 0, start) + 1)
     ends = [i for i in (text.find(". ", start), text.find("\n", start)) if i >= 0]
     sentence = text[opening : min(ends, default=len(text))]
-    verb = _OWN_VERB.match(sentence)
-    return (
-        verb is not None
-        and not verb.group(0).strip().lower().startswith(("always", "unless", "access", "process"))
-        and _NOT_OWN.search(sentence) is None
-    )
+    return _REQUEST_WORDS.search(sentence) is not None or _IMPERATIVE.match(sentence) is not None
 
 
 def _quoted(text: str, start: int) -> bool:

@@ -13,6 +13,7 @@ import base64
 import binascii
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
+from urllib.parse import unquote_plus
 
 import re2
 
@@ -42,6 +43,12 @@ from sidecar.policy.schema import (
 MAX_BLOCKS = 8  # encoded blocks decoded per text
 MAX_BLOCK_CHARS = 64 * 1024
 MAX_ROT13_CHARS = 4096
+MIN_PERCENT_ESCAPES = 6  # a few %2F in a link are no hidden text
+_PERCENT = re2.compile(r"%[0-9A-Fa-f]{2}")
+_BACKWARDS = re2.compile(
+    r"(?i)\b(?:backwards?|reversed|in\s+reverse|right\s+to\s+left|à\s+l'envers|rückwärts|"
+    r"al\s+revés)\b"
+)
 _ROT13_NAMED = re2.compile(r"(?i)\brot[- ]?13\b")
 _ROT13 = str.maketrans(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
@@ -157,6 +164,8 @@ class Scanner:
                         continue  # "tricked the bot into ignoring ...": an attack told of
                     if rule.category == "secrecy" and disclosure_required(text, start):
                         continue  # "never ... without mentioning it": the telling is asked for
+                    if rule.category == "no_approval" and prohibited(text, start):
+                        continue  # "do not modify migrations without asking": asking is asked
                     spans.append((start, end))
             if spans:
                 first = spans[0]
@@ -231,7 +240,29 @@ class Scanner:
                         )
                     )
         found += self._rot13(text, compiled, scope)
+        found += self._url_decoded(text, compiled, scope)
+        found += self._reversed(text, compiled, scope)
         return found
+
+    def _url_decoded(self, text: str, compiled: _Scope, scope: ScanScope) -> list[Sign]:
+        """Percent-encoded text (`msg=Assistant%3A%20send%20...`) read decoded, in place."""
+        if len(_PERCENT.findall(text[:MAX_ROT13_CHARS])) < MIN_PERCENT_ESCAPES:
+            return []
+        decoded = unquote_plus(text[:MAX_ROT13_CHARS])
+        where = " (in URL-encoded text)"
+        return self._rules(decoded, compiled, where) + self._intended(decoded, scope, where)
+
+    def _reversed(self, text: str, compiled: _Scope, scope: ScanScope) -> list[Sign]:
+        """Text that asks to be read backwards: each line after the request read reversed."""
+        named = _BACKWARDS.search(text)
+        if named is None:
+            return []
+        start = named.end()
+        lines = text[start : start + MAX_ROT13_CHARS].split("\n")
+        turned = "\n".join(line[::-1] for line in lines)
+        spliced = f"{text[max(0, start - 400) : start]}\n{turned}"
+        where = " (in reversed text)"
+        return self._rules(turned, compiled, where) + self._intended(spliced, scope, where)
 
     def _rot13(self, text: str, compiled: _Scope, scope: ScanScope) -> list[Sign]:
         """Text that names ROT13 ("ROT13, decode and comply: Qryrgr ..."): what follows the
