@@ -169,7 +169,9 @@ SESSIONS: dict[str, tuple[list[Step], Verdict]] = {
         # Kubernetes servers' namespace and deployment deletes, judged as kubectl's.
         ("mcp__kubernetes__namespaces_delete", {"name": "production"}, DENY),
         ("mcp__k8s__delete_deployment", {"name": "api", "namespace": "prod"}, DENY),
-        ("mcp__k8s__delete_namespace", {"name": "preview-pr-7"}, ASK),
+        # A preview environment's namespace is thrown away as everyday work (tenth pass).
+        ("mcp__k8s__delete_namespace", {"name": "preview-pr-7"}, ALLOW),
+        ("mcp__k8s__delete_namespace", {"name": "payments-dev"}, ASK),
     ],
 )  # fmt: skip
 async def test_tool_calls(tool: str, args: dict[str, Any], expected: Verdict) -> None:

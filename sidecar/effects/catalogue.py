@@ -442,6 +442,8 @@ def select(
         return [source for w in words if (source := _mount_source(w))]
     if refine == "file_address":  # socat's `FILE:/path,opts`, `OPEN:`, `GOPEN:`, `CREATE:`
         return [path for w in words if (path := _file_address(w))]
+    if refine == "field_file":  # HTTPie's `file@./a.db`, `doc=@notes.txt`, `cfg:=@c.json`
+        return [path for w in words if (path := _field_file(w))]
     if refine == "value":  # `KEY=PATH` or `PATH` (kubectl's --from-file)
         return [w.partition("=")[2] if "=" in w else w for w in words]
     return [w for w in words if not _is_remote(w)]
@@ -456,6 +458,17 @@ def _file_address(word: str) -> str:
     if not lowered.startswith(_FILE_ADDRESSES):
         return ""
     return word.partition(":")[2].split(",", 1)[0]
+
+
+def _field_file(word: str) -> str:
+    """The file an HTTPie request item sends (`name@PATH`, `name=@PATH`, `name:=@PATH`), or ""."""
+    name, at, path = word.partition("@")
+    if not at or not path or "://" in word or not _FIELD_NAME.fullmatch(name.rstrip("=:")):
+        return ""
+    return path.split(";", 1)[0]  # `file@a.png;type=image/png`
+
+
+_FIELD_NAME = re2.compile(r"[\w.\[\]-]*")
 
 
 def _mount_source(word: str) -> str:

@@ -38,15 +38,16 @@ OutputName = Literal[
 # cp), `mount_source:` (the host path of a container mount, `-v SRC:DST`),
 # `value:` (the PATH of `KEY=PATH`, kubectl's --from-file), `file_address:` (the path of a
 # socat file address, `FILE:/path,opts`), `alias:` (a remote word, or `ALIAS/path` not written
-# as a local path: the MinIO client's configured hosts).
+# as a local path: the MinIO client's configured hosts), `field_file:` (the PATH of an HTTPie
+# item `field@PATH`, `field=@PATH` or `field:=@PATH`: a file sent in the request).
 SELECTOR_HELP = (
     "operands | operands[i:j] | operand[i] | option:-x|--long | assign:NAME | literal:TEXT | "
     "command | stdin, optionally prefixed by basename:, local:, remote:, inside:, mount_source:, "
-    "value:, file_address: or alias:"
+    "value:, file_address:, alias: or field_file:"
 )
 SELECTOR_PREFIXES = (
     "basename:", "local:", "remote:", "inside:", "mount_source:", "value:", "file_address:",
-    "alias:",
+    "alias:", "field_file:",
 )  # fmt: skip
 
 

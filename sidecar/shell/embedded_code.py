@@ -115,7 +115,25 @@ _PARALLEL_VALUE_OPTIONS = frozenset({
     "--load", "--delay", "--sshloginfile", "--tagstring", "-E", "--eof",
 })  # fmt: skip
 _FD_EXEC = frozenset({"-x", "--exec", "-X", "--exec-batch"})
-_SCRIPT_RUNNERS = frozenset({"watch", "parallel", "sem", "fd", "fdfind", "cmd", "cmd.exe"})
+_SCRIPT_RUNNERS = frozenset(
+    {"watch", "parallel", "sem", "fd", "fdfind", "cmd", "cmd.exe", "tmux", "screen", "zellij"}
+)
+# tmux commands that run a shell command (their last words, joined), and the key names
+# send-keys turns into keystrokes rather than text.
+_TMUX_RUNS = frozenset({
+    "new-session", "new", "new-window", "neww", "split-window", "splitw", "respawn-pane",
+    "respawnp", "respawn-window", "respawnw", "run-shell", "run", "if-shell", "if",
+    "display-popup", "popup", "pipe-pane", "pipep",
+})  # fmt: skip
+_TMUX_TYPES = frozenset({"send-keys", "send"})
+_TMUX_VALUES = frozenset(
+    {"-t", "-s", "-n", "-c", "-e", "-x", "-y", "-F", "-l", "-p", "-w", "-N", "-T", "-f", "-L", "-S"}
+)
+_TMUX_TYPE_VALUES = frozenset({"-t", "-N"})  # send-keys: -l types literally, a flag
+_TMUX_KEYS = frozenset({"Enter", "C-m", "KPEnter", "C-j", "Escape", "C-c", "C-d", "Tab", "Space"})
+_SCREEN_VALUE_OPTIONS = frozenset(
+    {"-S", "-c", "-e", "-h", "-p", "-T", "-t", "-s", "-L", "-Logfile"}
+)
 # Windows programs that run a command line given as an option's value (no POSIX shell: a
 # `|` inside it is the started program's text, not a pipe of ours).
 _WINDOWS_COMMAND_OPTIONS: Mapping[str, frozenset[str]] = {
@@ -175,6 +193,8 @@ def embedded_scripts(
         return _ssh(args), []
     if program == "watch":
         return _watch(args), []
+    if program in ("tmux", "screen", "zellij"):
+        return _multiplexer(program, args), []
     if program in ("parallel", "sem"):
         return _parallel(program, args), []
     if program in ("fd", "fdfind"):
@@ -506,6 +526,69 @@ def _after_options(args: Sequence[str], value_options: frozenset[str]) -> int:
             return position
         position += 2 if word in value_options else 1
     return position
+
+
+def _multiplexer(program: str, args: Sequence[str]) -> list[Embedded]:
+    """tmux, screen and zellij run what they are given in a new shell or pane: `tmux new -d
+    'CMD'`, `tmux send-keys -t s 'CMD' Enter` (typed into a shell), `screen -dmS s CMD ARGS`,
+    `screen -X stuff 'CMD^M'`, `zellij run -- CMD ARGS`."""
+    words = list(args)
+    if program == "zellij":
+        if "--" not in words:
+            return []
+        return [Embedded(shlex.join(words[words.index("--") + 1 :]), program)]
+    if program == "screen":
+        return _screen(words)
+    return _tmux(words)
+
+
+def _screen(words: list[str]) -> list[Embedded]:
+    if "-X" in words and "stuff" in words[words.index("-X") :]:
+        typed = words[words.index("stuff") + 1 :]
+        return [Embedded(" ".join(typed).replace("^M", "\n"), "screen")] if typed else []
+    start = 0
+    while start < len(words) and words[start].startswith("-"):
+        flag = words[start]  # `-dmS name`: a cluster whose last letter takes a value
+        takes = flag in _SCREEN_VALUE_OPTIONS or f"-{flag[-1]}" in _SCREEN_VALUE_OPTIONS
+        start += 2 if takes and not flag.startswith("--") else 1
+    command = words[start:]
+    return [Embedded(shlex.join(command), "screen")] if command else []
+
+
+def _tmux(words: list[str]) -> list[Embedded]:
+    found: list[Embedded] = []
+    index = 0
+    while index < len(words):  # global options, then commands split by `;`
+        word = words[index]
+        if word == "-c" and index + 1 < len(words):  # `tmux -c CMD`: run as by a shell
+            found.append(Embedded(words[index + 1], "tmux"))
+            index += 2
+            continue
+        if word.startswith("-"):
+            index += 2 if word in ("-f", "-L", "-S", "-T") else 1
+            continue
+        end = index + 1
+        while end < len(words) and words[end] not in (";", "\\;"):
+            end += 1
+        typing = word in _TMUX_TYPES
+        given = _tmux_operands(
+            words[index + 1 : end], _TMUX_TYPE_VALUES if typing else _TMUX_VALUES
+        )
+        if word in _TMUX_RUNS and given:
+            found.append(Embedded(" ".join(given), "tmux"))
+        elif typing and given:
+            typed = "".join("\n" if key in _TMUX_KEYS else key + " " for key in given)
+            found.append(Embedded(typed, "tmux"))
+        index = end + 1
+    return found
+
+
+def _tmux_operands(own: list[str], value_options: frozenset[str]) -> list[str]:
+    """A tmux command's words after its options (`-t s -c dir 'CMD'` gives `CMD`)."""
+    at = 0
+    while at < len(own) and own[at].startswith("-") and len(own[at]) > 1:
+        at += 2 if own[at] in value_options else 1
+    return own[at:]
 
 
 def _watch(args: Sequence[str]) -> list[Embedded]:
