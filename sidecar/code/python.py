@@ -241,10 +241,14 @@ class _Analyser:
         self.socket_count = 0
         self.stopped = False
         self.inlining: list[ast.AST] = []  # functions being inlined, innermost last
+        # name -> the names its object was built on (`t = tarfile.open(fileobj=buf)`): what
+        # is put into t lands in buf too
+        self.built_on: dict[str, set[str]] = {}
 
     # --- driving ----------------------------------------------------------------------
 
     def run(self, tree: ast.Module) -> None:
+        self.built_on = _built_on(tree)
         self.block(tree.body)
         # Functions never called with known arguments: their bodies still run somewhere.
         index = 0
@@ -761,7 +765,10 @@ class _Analyser:
             # obj.name(...): a method call, even where obj.name alone reads a property
             obj = self.value(callee.value)
             if not isinstance(obj, Ref | PathObj):
-                return self.method(obj, callee.attr, self.arguments(node))
+                given = self.arguments(node)
+                if callee.attr in _FILLS and isinstance(callee.value, ast.Name):
+                    self.fill(callee.value.id, given)
+                return self.method(obj, callee.attr, given)
             func = self.attribute(obj, callee.attr)
         else:
             func = self.value(callee)
@@ -788,6 +795,35 @@ class _Analyser:
         if isinstance(func, PathObj):
             return UNKNOWN
         return UNKNOWN
+
+    def fill(self, name: str, args: Args) -> None:
+        """`t.add(Path.home() / ".ssh")`, `buf.write(key)`: the object now holds what it was
+        given (a path added is read into it), and so does what it was built on."""
+        carried: list[str] = []
+        for value in (*args.pos, *args.kw.values()):
+            if isinstance(value, PathObj) or (
+                isinstance(value, str) and value.startswith(("/", "~"))
+            ):
+                path = _path_text(value)
+                self.out.read(path, "fill")
+                carried.append(_source(self.out, path))
+            carried.extend(sources_of(value))
+        if not carried:
+            return
+        names, pending = {name}, [name]
+        while pending and len(names) < _MAX_FILLED:
+            for other in self.built_on.get(pending.pop(), ()):
+                if other not in names:
+                    names.add(other)
+                    pending.append(other)
+        for each in names:
+            held = self.lookup(each)
+            if is_list(held) or isinstance(held, dict | str):
+                continue  # a list or text the analysis follows keeps its items (commands)
+            had = held.sources if isinstance(held, Data) else ()
+            origin = held.origin if isinstance(held, Data) else Origin.FILE
+            scope = next((s for s in reversed(self.scopes) if each in s), self.scopes[-1])
+            scope[each] = Data(origin, tuple(dict.fromkeys((*had, *carried))))
 
     def inline(self, func: Func, args: Args) -> object:
         node = func.node
@@ -842,6 +878,37 @@ class _Analyser:
 
 
 # --- helpers ---------------------------------------------------------------------------
+
+
+_FILLS = frozenset(
+    {"add", "addfile", "write", "writestr", "writelines", "append", "extend", "update", "put",
+     "insert", "feed", "write_bytes", "write_text"}
+)  # fmt: skip
+_MAX_FILLED = 16
+
+
+def _built_on(tree: ast.Module) -> dict[str, set[str]]:
+    """For `t = f(..., buf, ...)` and `with f(fileobj=buf) as t`: t -> {buf}."""
+    links: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        pairs: list[tuple[ast.expr, ast.expr]] = []
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            pairs.append((node.targets[0], node.value))
+        elif isinstance(node, ast.With | ast.AsyncWith):
+            pairs.extend(
+                (item.optional_vars, item.context_expr)
+                for item in node.items
+                if item.optional_vars is not None
+            )
+        for target, value in pairs:
+            if isinstance(target, ast.Name) and isinstance(value, ast.Call):
+                given = [*value.args, *(k.value for k in value.keywords)]
+                names = {a.id for a in given if isinstance(a, ast.Name)}
+                if names:
+                    links.setdefault(target.id, set()).update(names)
+        if len(links) >= _MAX_FILLED * 8:
+            break
+    return links
 
 
 def _canonical(name: str) -> str:
