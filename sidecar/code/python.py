@@ -818,8 +818,8 @@ class _Analyser:
                     pending.append(other)
         for each in names:
             held = self.lookup(each)
-            if is_list(held) or isinstance(held, dict | str):
-                continue  # a list or text the analysis follows keeps its items (commands)
+            if held is not UNKNOWN and not isinstance(held, Data):
+                continue  # lists, text, open files the analysis follows keep what they are
             had = held.sources if isinstance(held, Data) else ()
             origin = held.origin if isinstance(held, Data) else Origin.FILE
             scope = next((s for s in reversed(self.scopes) if each in s), self.scopes[-1])
