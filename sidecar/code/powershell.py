@@ -9,6 +9,7 @@ are not cmdlets or functions are programs: their command lines go to the shell a
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -78,7 +79,18 @@ def analyse_powershell(code: str, nested: Nested, depth: int = 0) -> CodeAnalysi
     data = _CALLED_PATH.sub(rb'\1"\2"', data)
     tree = parse("powershell", data)
     _PowerShell(data, out).run(tree.root_node)
+    if _SHADOW_COPIES.search(code) and _REMOVES_INSTANCES.search(code):
+        # `Get-CimInstance Win32_ShadowCopy | Remove-CimInstance`, `...| % { $_.Delete() }`:
+        # which objects flow where is run-time data; it is what `vssadmin delete shadows`
+        # does, and is judged as that command.
+        out.spawn(("vssadmin", "delete", "shadows", "/all"), "powershell Win32_ShadowCopy")
     return out.result()
+
+
+_SHADOW_COPIES = re2.compile(r"(?i)\bwin32_shadowcopy\b")
+_REMOVES_INSTANCES = re2.compile(
+    r"(?i)\b(remove-ciminstance|remove-wmiobject|rwmi)\b|\.delete\s*\("
+)
 
 
 # Wrapper nodes with one child that carry no meaning of their own.
@@ -334,6 +346,41 @@ _QUIET = frozenset(
         "get-history",
     }
 )
+# PowerShell's read verbs (Get-ScheduledTask, Get-ADUser, Select-Xml): by the language's
+# own convention they change nothing (Format- is left out: Format-Volume erases a disk);
+# their output is data. Nouns that hold secrets are
+# still handed on to the catalogue (Get-Secret, Get-AzKeyVaultSecret, Get-Clipboard).
+_READ_VERB = re2.compile(
+    r"(?i)(get|select|sort|where|measure|group|compare|convertto|convertfrom|resolve)-[a-z0-9]+"
+)
+_SECRET_NOUN = re2.compile(
+    r"(?i)secret|credential|password|passwd|key|token|vault|clipboard|history|bitlocker|recovery|"
+    r"cert|pfx|cookie|ssh|hash|dpapi|lsa|sam\b|ntds"
+)
+
+
+# What makes an argument list more than its text: variables, subexpressions, splats,
+# escapes, script blocks, redirections and the stop-parsing token.
+_DYNAMIC_ARGUMENTS = re2.compile(r"[$@`(){}<>|;&]|--%")
+
+
+def _native_words(text: str) -> list[object] | None:
+    """A program's arguments as PowerShell hands them over when they are plain text: split
+    at spaces, quotes removed, backslashes kept (`-project=D:\\g\\x.uproject -noP4` is
+    two words; the grammar reads `-noP4` as a parameter and a number)."""
+    if not text or _DYNAMIC_ARGUMENTS.search(text):
+        return None
+    try:
+        words = shlex.split(text, posix=False)
+    except ValueError:
+        return None
+    return [w[1:-1] if len(w) >= 2 and w[0] == w[-1] and w[0] in "'\"" else w for w in words]
+
+
+def _reads_by_verb(cmdlet: str) -> bool:
+    return _READ_VERB.fullmatch(cmdlet) is not None and _SECRET_NOUN.search(cmdlet) is None
+
+
 _BARE_PATH = re2.compile(rb"""(^|[\s=(,])(\$[A-Za-z_{][\w:{}.-]*[\\/][^\s;|)'"]*)""")
 # `& /tmp/x`: the grammar wants an expression after the call operator.
 _CALLED_PATH = re2.compile(rb"""((?:^|[;|{(]\s*)[&.]\s+)(/[^\s;|)'"]*)""")
@@ -736,7 +783,7 @@ class _PowerShell(TreeAnalyser):
             return self.inline(self.user_functions[lowered], Args(tuple(words), {}), {"_": piped})
         cmdlet = _ALIASES.get(lowered, lowered)
         spec = _SPECS.get(cmdlet)
-        if spec is not None or cmdlet in _QUIET or cmdlet in _HANDLERS:
+        if spec is not None or cmdlet in _QUIET or cmdlet in _HANDLERS or _reads_by_verb(cmdlet):
             bound = (
                 _bind(spec, words, parameters)
                 if spec is not None
@@ -760,7 +807,8 @@ class _PowerShell(TreeAnalyser):
         # A program: its command line goes to the shell analyser (`& $env:TEMP\x.exe` runs
         # the file a download saved as `$env:TEMP/x.exe`).
         line: list[object] = [_ps_path(name) if "\\" in name else name]
-        for word in self.raw_words(elements):
+        native = _native_words(self.text(elements)) if elements is not None else None
+        for word in native if native is not None else self.raw_words(elements):
             line.append(word)
         self.out.spawn(tuple(line), f"powershell {name}")
         if piped is not None and cmdlet.rsplit("/", 1)[-1] in _SHELLS:
@@ -823,6 +871,8 @@ class _PowerShell(TreeAnalyser):
                 value = self.value(child)
                 if is_list(value):
                     out.extend(value)
+                elif isinstance(value, bool | int | float):
+                    out.append(str(value))  # `-LocalPort 3389`: a program gets the text
                 else:
                     out.append(_ps_path(value))
         return out

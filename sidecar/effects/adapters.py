@@ -26,10 +26,11 @@ from sidecar.policy.schema import ToolAdapter
 _MAX_REMEMBERED = 4096
 _URL_IN_TEXT = re2.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
 # Keys that hold these things in tools no profile names (lower-case).
-_FALLBACK_COMMAND = ("command", "cmd", "commandline", "command_line", "shell_command", "script")
+_FALLBACK_COMMAND = ("command", "cmd", "commandline", "cmdline", "shell_command", "script")
 _FALLBACK_PATH = (
     "file_path", "path", "filepath", "filename", "file", "target_file", "absolute_path",
     "absolutepath", "notebook_path", "dir_path", "directory", "destination", "target",
+    "source", "src", "artifact", "local_path", "attachment",
 )  # fmt: skip
 _FALLBACK_CONTENT = ("content", "contents", "file_text", "text", "code_edit", "data", "body")
 _FALLBACK_URL = ("url", "uri", "urls", "endpoint", "href", "link")
@@ -40,7 +41,9 @@ _SQL_START = re2.compile(
 )
 _UPLOAD_KEY = re2.compile(r"(?i)(file|path|attach|upload)")
 _SAVE_KEY = re2.compile(r"(?i)(output|^out|save|dest|download)")  # where a response goes
-_SENDING_TOOL = re2.compile(r"(?i)(post|put|upload|send|share|publish|submit|attach|paste|webhook)")
+_SENDING_TOOL = re2.compile(
+    r"(?i)(post|put|upload|send|share|publish|submit|attach|paste|webhook|deploy|release|ship)"
+)
 _RECEIVING_TOOL = re2.compile(r"(?i)(download|fetch|get|save|clone|pull|read)")
 _PATH_LIKE = re2.compile(r"^(~|\.{1,2})?/?[^\s/]*[/.][^\s]*$|^~$")
 _CWD_KEYS = ("workdir", "working_directory", "workingDirectory", "cwd", "dir_path")
@@ -183,15 +186,21 @@ def bare_names(name: str) -> list[str]:
 
 
 def _first(arguments: Mapping[str, Any], keys: Iterable[str]) -> Any:
-    lowered = None
+    """The value of the first of `keys` present; runtimes spell keys as they like
+    (`CommandLine`, `command_line`, `command-line`), so case, `_` and `-` do not count."""
     for key in keys:
         if key in arguments:
             return arguments[key]
-    lowered = {str(k).lower(): v for k, v in arguments.items()}
+    spelled = {_key_spelling(k): v for k, v in arguments.items()}
     for key in keys:
-        if key.lower() in lowered:
-            return lowered[key.lower()]
+        found = spelled.get(_key_spelling(key))
+        if found is not None:
+            return found
     return None
+
+
+def _key_spelling(key: object) -> str:
+    return str(key).lower().replace("_", "").replace("-", "")
 
 
 def _text(value: Any) -> str:
@@ -489,7 +498,8 @@ def _fallback(arguments: Mapping[str, Any], name: str = "") -> CallForm:
         and not _RECEIVING_TOOL.search(name)
     ):
         # `http_post{url, file}`: a tool named for sending, given a URL and a file, sends it.
-        return _fetch_form(arguments, urls, "fallback")
+        form = _fetch_form(arguments, urls, "fallback")
+        return form._replace(uploads=tuple(dict.fromkeys((*form.uploads, *paths))))
     if paths:
         content = _first(arguments, _FALLBACK_CONTENT)
         if isinstance(content, str):

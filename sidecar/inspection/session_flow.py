@@ -253,6 +253,15 @@ class SessionFlow:
             registry = self._facts.fact(session_id, REGISTRY, ecosystem) if ecosystem else None
             if registry is not None and not self._trusted_index(host_of(registry.detail) or ""):
                 return effect._replace(flags=effect.flags | _CUSTOM_INDEX), []
+        if action is Action.EXECUTE and "project" in effect.flags and _builds_with_maven(effect):
+            # Gradle and Maven fetch what the build lacks from the repositories the build
+            # files name: a repository the session added is where they now install from.
+            registry = self._facts.fact(session_id, REGISTRY, "maven")
+            if registry is not None and not self._trusted_index(host_of(registry.detail) or ""):
+                artifacts = Effect(
+                    Action.INSTALL, "maven artifacts", flags=_CUSTOM_INDEX, program=effect.program
+                )
+                return effect, [artifacts]
         if action is Action.EXECUTE and "project" in effect.flags and effect.program[:3] == "go ":
             # go build, test and mod download fetch the modules they lack from the proxy.
             registry = self._facts.fact(session_id, REGISTRY, "go")
@@ -601,6 +610,9 @@ class SessionFlow:
                 yield from _registry_in_config(path, effect.content)
             elif name.startswith("requirements") and name.endswith((".txt", ".in")):
                 yield from _index_in_requirements(effect.content)
+            elif name in _MAVEN_BUILD_FILES:
+                for url in _MAVEN_REPOSITORY.findall(effect.content)[:_MAX_PARTS]:
+                    yield Fact(REGISTRY, "maven", "", url)
 
     def _unpacked(self, session_id: str, destination: str, archives: list[str]) -> Iterable[Fact]:
         for archive in archives:
@@ -859,6 +871,23 @@ def _static(value: str) -> bool:
         and type(value) is str  # words computed at run time are a str subclass
         and "$" not in value
         and "`" not in value
+    )
+
+
+_MAVEN_BUILD_FILES = frozenset(
+    {"settings.gradle", "settings.gradle.kts", "build.gradle", "build.gradle.kts", "pom.xml",
+     "init.gradle", "settings.xml"}
+)  # fmt: skip
+# `maven { url "http://..." }`, `maven(url = "...")`, `url = uri("...")`, `<url>...</url>`
+_MAVEN_REPOSITORY = re2.compile(
+    r"(?i)(?:\burl\s*(?:=\s*(?:uri\s*\(\s*)?)?|<url>\s*)[\x22']?(https?://[^\s\x22'<)]+)"
+)
+_MAVEN_BUILDERS = ("gradle", "gradlew", "./gradlew", "mvn", "mvnw", "./mvnw")
+
+
+def _builds_with_maven(effect: Effect) -> bool:
+    return effect.program.split(" ", 1)[0].rsplit("/", 1)[-1] in _MAVEN_BUILDERS or (
+        effect.program.split(" ", 1)[0] in _MAVEN_BUILDERS
     )
 
 

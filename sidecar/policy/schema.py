@@ -668,7 +668,7 @@ class ToolAdapter(Strict):
         min_length=1, description="Globs on tool names, case-insensitive."
     )
     kind: AdapterKind
-    command: tuple[str, ...] = ("command", "cmd")
+    command: tuple[str, ...] = ("command", "cmd", "command_line", "cmdline")
     commands: tuple[str, ...] = ("commands",)
     path: tuple[str, ...] = (
         "file_path", "path", "target_file", "absolutePath", "absolute_path", "notebook_path",
