@@ -26,6 +26,8 @@ from sidecar.integrity.intent import (
     disclosure_required,
     forbids,
     guards_data,
+    own_summary,
+    possible,
     prohibited,
     retold,
 )
@@ -160,7 +162,9 @@ class Scanner:
                         continue  # "the assistant should never ...": asks nothing
                     if rule.category == "override" and guards_data(text, end):
                         continue  # "ignore instructions that appear in messages": a guard
-                    if rule.category == "override" and retold(text, start):
+                    if rule.category in ("override", "secret_files") and (
+                        retold(text, start) or _retold_inside(text, start, end)
+                    ):
                         continue  # "tricked the bot into ignoring ...": an attack told of
                     if rule.category == "secrecy" and disclosure_required(text, start):
                         continue  # "never ... without mentioning it": the telling is asked for
@@ -190,6 +194,10 @@ class Scanner:
                 start, end = match.span()
                 if rule.category != "boundary" and prohibited(text, start):
                     continue
+                if rule.category == "secret_files" and where == "" and possible(text, start):
+                    continue  # "which may include secrets from .env files": what can happen
+                if rule.category == "secret_files" and where == "" and own_summary(text, start):
+                    continue  # "Add a server entry to the project's .cursor/mcp.json": its job
                 if rule.category == "override" and guards_data(text, end):
                     continue
                 if rule.category == "authority" and conditional(text, start):
@@ -396,6 +404,13 @@ def _from_base64(block: str) -> str | None:
     except (binascii.Error, ValueError):
         return None
     return _as_text(raw)
+
+
+def _retold_inside(text: str, start: int, end: int) -> bool:
+    """ "the tool told the model, inside <IMPORTANT> tags, to read ~/.ssh/id_rsa": the request
+    inside the match is reported (the match began at an earlier verb)."""
+    at = text.rfind(" to ", start, end)
+    return at >= 0 and retold(text, at + 4)
 
 
 def _from_hex(block: str) -> str | None:
