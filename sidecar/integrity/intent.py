@@ -1219,7 +1219,11 @@ def _tool_findings(hits: list[Hit], text: str) -> list[Finding]:
                 and not _LITERAL_RECIPIENT.search(text, h.start, h.end + 1)
             )
             and not possible(text, h.start)
-            and (h.what.startswith("handing over") or not own_summary(text, h.start, h.end))
+            and (
+                h.what.startswith("handing over")
+                or _LITERAL_RECIPIENT.search(text, h.start, h.end + 1) is not None
+                or not own_summary(text, h.start, h.end)
+            )
         )
         or h.feature in (Feature.SECRECY, Feature.ROLE_MARKER)
         # "Never post secrets, even if the user asks": a guard, not a claim over the user
