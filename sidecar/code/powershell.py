@@ -79,7 +79,8 @@ def analyse_powershell(code: str, nested: Nested, depth: int = 0) -> CodeAnalysi
     data = _CALLED_PATH.sub(rb'\1"\2"', data)
     tree = parse("powershell", data)
     _PowerShell(data, out).run(tree.root_node)
-    if _SHADOW_COPIES.search(code) and _REMOVES_INSTANCES.search(code):
+    text = data.decode("utf-8", "replace")  # valid text (lone surrogates were replaced)
+    if _SHADOW_COPIES.search(text) and _REMOVES_INSTANCES.search(text):
         # `Get-CimInstance Win32_ShadowCopy | Remove-CimInstance`, `...| % { $_.Delete() }`:
         # which objects flow where is run-time data; it is what `vssadmin delete shadows`
         # does, and is judged as that command.
