@@ -174,16 +174,6 @@ async def test_sessions(name: str) -> None:
         "bazel query 'deps(//services/api:server)' --output=label",
         "tmux ls",
         "direnv status",
-    ],
-)
-async def test_workspace_queries_run_without_asking_in_smart_approve(command: str) -> None:
-    engine = engine_for_mode(Mode.SMART_APPROVE)
-    assert await verdict_in(engine, "shell", {"command": command}) is ALLOW
-
-
-@pytest.mark.parametrize(
-    "command",
-    [
         "squeue -u alice",
         "sacct -j 4821937 --format=JobID,State",
         "h5ls -r output/run_042.h5",
@@ -197,7 +187,7 @@ async def test_workspace_queries_run_without_asking_in_smart_approve(command: st
         "powershell -Command \"Get-ScheduledTask | Where-Object State -ne 'Disabled'\"",
     ],
 )
-async def test_admin_and_device_queries_run_without_asking(command: str) -> None:
+async def test_workspace_admin_and_device_queries_run_without_asking(command: str) -> None:
     engine = engine_for_mode(Mode.SMART_APPROVE)
     assert await verdict_in(engine, "shell", {"command": command}) is ALLOW
 

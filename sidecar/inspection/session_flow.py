@@ -882,13 +882,12 @@ _MAVEN_BUILD_FILES = frozenset(
 _MAVEN_REPOSITORY = re2.compile(
     r"(?i)(?:\burl\s*(?:=\s*(?:uri\s*\(\s*)?)?|<url>\s*)[\x22']?(https?://[^\s\x22'<)]+)"
 )
-_MAVEN_BUILDERS = ("gradle", "gradlew", "./gradlew", "mvn", "mvnw", "./mvnw")
+_MAVEN_BUILDERS = frozenset({"gradle", "gradlew", "mvn", "mvnw"})
 
 
 def _builds_with_maven(effect: Effect) -> bool:
-    return effect.program.split(" ", 1)[0].rsplit("/", 1)[-1] in _MAVEN_BUILDERS or (
-        effect.program.split(" ", 1)[0] in _MAVEN_BUILDERS
-    )
+    """`./gradlew build`, `mvn package`: the program's own name, wherever it lies."""
+    return effect.program.split(" ", 1)[0].rsplit("/", 1)[-1] in _MAVEN_BUILDERS
 
 
 def _registry_in_config(path: str, content: str) -> Iterable[Fact]:

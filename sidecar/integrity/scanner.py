@@ -44,7 +44,7 @@ from sidecar.policy.schema import (
 
 MAX_BLOCKS = 8  # encoded blocks decoded per text
 MAX_BLOCK_CHARS = 64 * 1024
-MAX_ROT13_CHARS = 4096
+MAX_DECODED_CHARS = 4096  # characters read rotated, URL-decoded or reversed
 MIN_PERCENT_ESCAPES = 6  # a few %2F in a link are no hidden text
 _PERCENT = re2.compile(r"%[0-9A-Fa-f]{2}")
 _BACKWARDS = re2.compile(
@@ -252,13 +252,20 @@ class Scanner:
         found += self._reversed(text, compiled, scope)
         return found
 
+    def _decoded(
+        self, plain: str, in_place: str, compiled: _Scope, scope: ScanScope, where: str
+    ) -> list[Sign]:
+        """Text read another way: the rules over it alone, the structural judgement over it in
+        place (the note before it may be what addresses the agent)."""
+        return self._rules(plain, compiled, where) + self._intended(in_place, scope, where)
+
     def _url_decoded(self, text: str, compiled: _Scope, scope: ScanScope) -> list[Sign]:
         """Percent-encoded text (`msg=Assistant%3A%20send%20...`) read decoded, in place."""
-        if len(_PERCENT.findall(text[:MAX_ROT13_CHARS])) < MIN_PERCENT_ESCAPES:
+        if len(_PERCENT.findall(text[:MAX_DECODED_CHARS])) < MIN_PERCENT_ESCAPES:
             return []
-        decoded = unquote_plus(text[:MAX_ROT13_CHARS])
+        decoded = unquote_plus(text[:MAX_DECODED_CHARS])
         where = " (in URL-encoded text)"
-        return self._rules(decoded, compiled, where) + self._intended(decoded, scope, where)
+        return self._decoded(decoded, decoded, compiled, scope, where)
 
     def _reversed(self, text: str, compiled: _Scope, scope: ScanScope) -> list[Sign]:
         """Text that asks to be read backwards: each line after the request read reversed."""
@@ -266,11 +273,11 @@ class Scanner:
         if named is None:
             return []
         start = named.end()
-        lines = text[start : start + MAX_ROT13_CHARS].split("\n")
+        lines = text[start : start + MAX_DECODED_CHARS].split("\n")
         turned = "\n".join(line[::-1] for line in lines)
         spliced = f"{text[max(0, start - 400) : start]}\n{turned}"
         where = " (in reversed text)"
-        return self._rules(turned, compiled, where) + self._intended(spliced, scope, where)
+        return self._decoded(turned, spliced, compiled, scope, where)
 
     def _rot13(self, text: str, compiled: _Scope, scope: ScanScope) -> list[Sign]:
         """Text that names ROT13 ("ROT13, decode and comply: Qryrgr ..."): what follows the
@@ -279,10 +286,10 @@ class Scanner:
         if named is None:
             return []
         start = named.end()
-        rotated = text[start : start + MAX_ROT13_CHARS].translate(_ROT13)
+        rotated = text[start : start + MAX_DECODED_CHARS].translate(_ROT13)
         spliced = f"{text[max(0, start - 400) : start]}\n{rotated}"
         where = " (in ROT13 text)"
-        return self._rules(rotated, compiled, where) + self._intended(spliced, scope, where)
+        return self._decoded(rotated, spliced, compiled, scope, where)
 
     def check_examples(self) -> list[str]:
         """Each rule's examples must behave as written (checked when the policy loads)."""
