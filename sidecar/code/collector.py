@@ -146,6 +146,11 @@ class Collector:
         self.file(Action.READ, source, api, ("recursive",) if recursive else ())
         self.file(Action.WRITE, destination, api, ("recursive",) if recursive else ())
 
+    def unpack(self, archive: object, destination: object, api: str) -> None:
+        """An archive extracted into a directory: what it holds keeps the archive's origin."""
+        self.file(Action.READ, archive, api, ("archive",))
+        self.file(Action.WRITE, destination, api, ("unpack", "directory"))
+
     def chmod(self, path: object, mode: object, api: str) -> None:
         self.file(Action.CHMOD, path, api, mode_flags(mode))
 

@@ -227,6 +227,11 @@ _SPECS: dict[str, _Spec] = {
         ("path", "literalpath", "destination", "filter"),
         ("recurse", "force", "container"),
     ),
+    "expand-archive": _Spec(
+        ("path", "destinationpath"),
+        ("path", "literalpath", "destinationpath"),
+        ("force", "passthru"),
+    ),
     "invoke-webrequest": _Spec(
         ("uri",),
         (
@@ -384,7 +389,7 @@ def _reads_by_verb(cmdlet: str) -> bool:
 
 _BARE_PATH = re2.compile(rb"""(^|[\s=(,])(\$[A-Za-z_{][\w:{}.-]*[\\/][^\s;|)'"]*)""")
 # `& /tmp/x`: the grammar wants an expression after the call operator.
-_CALLED_PATH = re2.compile(rb"""((?:^|[;|{(]\s*)[&.]\s+)(/[^\s;|)'"]*)""")
+_CALLED_PATH = re2.compile(rb"""((?:^|[;|{(]\s*)[&.]\s+)((?:/|[A-Za-z]:\\)[^\s;|)'"]*)""")
 _QUOTES = "'\u2018\u2019"  # PowerShell also accepts typographic single quotes
 _SCOPES = ("global:", "script:", "local:", "private:", "using:")
 _ESCAPES = {
@@ -1283,6 +1288,16 @@ def _copy(a: _PowerShell, args: Args, piped: object) -> object:
     return None
 
 
+def _expand_archive(a: _PowerShell, args: Args, piped: object) -> object:
+    destination = args.kw.get("destinationpath", args.get(1, default=None))
+    a.out.unpack(
+        _path_of(args),
+        "." if destination is None else _ps_path(destination),
+        "Expand-Archive",
+    )
+    return None
+
+
 def _web_request(a: _PowerShell, args: Args, piped: object) -> object:
     url = args.kw.get("uri", args.get(0))
     method = (text_of(args.kw.get("method", "GET")) or "GET").upper()
@@ -1487,6 +1502,7 @@ _HANDLERS: dict[str, _Cmdlet] = {
     "move-item": _move,
     "rename-item": _move,
     "copy-item": _copy,
+    "expand-archive": _expand_archive,
     "invoke-webrequest": _web_request,
     "invoke-restmethod": _web_request,
     "start-bitstransfer": _bits,

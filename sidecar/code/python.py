@@ -1429,6 +1429,17 @@ def _copytree(a: _Analyser, args: Args) -> object:
     return None
 
 
+@_api("shutil.unpack_archive")
+def _unpack_archive(a: _Analyser, args: Args) -> object:
+    destination = args.get(1, "extract_dir", None)
+    a.out.unpack(
+        _path_text(args.get(0, "filename")),
+        "." if destination is None else _path_text(destination),
+        "shutil.unpack_archive",
+    )
+    return None
+
+
 @_api("os.chmod", "os.lchmod")
 def _chmod(a: _Analyser, args: Args) -> object:
     a.out.chmod(_path_text(args.get(0, "path")), args.get(1, "mode"), "os.chmod")

@@ -1222,7 +1222,9 @@ def _remember(
                 tree_origin = archive or input_origin
             if tree_origin in HIDDEN_ORIGINS:
                 flow.trees[effect.target] = tree_origin
-        if effect.program in _UNPACKERS and effect.action is Action.READ:
+        if effect.action is Action.READ and (
+            effect.program in _UNPACKERS or "archive" in effect.flags
+        ):
             archive = flow.origins.get(effect.target)
             if archive is Origin.NETWORK or archive is Origin.DECODED:
                 flow.unpacked = archive

@@ -555,7 +555,9 @@ class SessionFlow:
         archives = [
             e.target
             for e in effects
-            if e.action is Action.READ and e.program in _UNPACKERS and e.target != UNRESOLVED
+            if e.action is Action.READ
+            and (e.program in _UNPACKERS or "archive" in e.flags)
+            and e.target != UNRESOLVED
         ]
         for effect in effects:
             if effect.action is not Action.WRITE or "written_code" in effect.flags:
