@@ -331,7 +331,7 @@ async def _run_server(settings: Settings) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    sidecar = Sidecar(settings)
+    sidecar = Sidecar(settings, owns_process=True)
     loop.add_signal_handler(signal.SIGHUP, sidecar.request_reload)
     try:
         await serve_until_signalled(sidecar, stop)

@@ -1,4 +1,5 @@
-"""Giving freed memory back to the system, and reading how much the process holds.
+"""Giving freed memory back to the system, keeping long-lived objects out of the cyclic
+collector's walks, and reading how much the process holds.
 
 glibc keeps memory that Python and tree-sitter freed in its arenas, so after one
 large request the resident size stays high although nothing uses it. malloc_trim(0)
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import os
 
 _libc: ctypes.CDLL | None
@@ -25,6 +27,21 @@ except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
 def release_freed_memory() -> None:
     if _libc is not None:
         _trim(0)
+
+
+def settle_long_lived_objects() -> None:
+    """Collect what is garbage now, then freeze the rest (gc.freeze).
+
+    A compiled policy is some 400,000 tracked objects that live until the next reload.
+    Left in the collector's view, every full collection walks them all: a stall of
+    ~160 ms every few hundred requests. Frozen, a full collection walks only what
+    requests made since. Run after startup and after an old policy is retired; the
+    collection here is the one stall, and it frees the old policy's reference cycles,
+    which a frozen heap would otherwise keep.
+    """
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 def die_with_parent() -> None:

@@ -4,6 +4,7 @@ policy reload and shadow evaluation."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import signal
@@ -26,6 +27,7 @@ from sidecar.effects.analyser import CODE_PREFIX
 from sidecar.effects.own_endpoints import DEFAULT_PORTS, OwnEndpoints
 from sidecar.engine import ActivePolicy, EngineParts, PolicyEngine
 from sidecar.integrity.monitor import InjectionMonitor
+from sidecar.memory import settle_long_lived_objects
 from sidecar.observability.decision_log import DecisionLog
 from sidecar.observability.interceptors import MetricsInterceptor
 from sidecar.observability.metrics import Metrics
@@ -127,6 +129,9 @@ class Sidecar:
     context: ContextManager | None = None
     approvals: ApprovalStore | None = None
     isolated: IsolatedAnalyser | None = None
+    # The process is this sidecar's alone (`sidecar serve` and its workers): it may set
+    # process-wide collector state. Embedded in tests or benches, it leaves that alone.
+    owns_process: bool = False
     _offload: ThreadPoolExecutor | None = None
     _gate: DrainGate | None = None
     injection: InjectionMonitor | None = None
@@ -492,9 +497,12 @@ class Sidecar:
         assert self.engine is not None
         previous = self.engine.active if self.engine.ready else None
         self.engine.replace(active)  # atomic: calls in flight keep their policy
-        if previous is not None:
+        if previous is None:
+            if self.owns_process:
+                gc.freeze()  # see settle_long_lived_objects; nothing to retire yet
+        else:
             # Give calls that started on the old policy time to finish first.
-            self._spawn(_close_later(previous, 30.0))
+            self._spawn(_close_later(previous, 30.0, settle=self.owns_process))
 
     async def _install_shadow(self, candidate: ActivePolicy) -> None:
         assert self.shadow is not None
@@ -603,9 +611,12 @@ class Sidecar:
         )
 
 
-async def _close_later(policy: ActivePolicy, delay: float) -> None:
+async def _close_later(policy: ActivePolicy, delay: float, settle: bool = False) -> None:
     await asyncio.sleep(delay)
     await policy.chain.aclose()
+    if settle:
+        del policy  # the last reference: the old policy's cycles are collected, not frozen
+        settle_long_lived_objects()
 
 
 async def _ignore_result(work: Awaitable[object]) -> None:

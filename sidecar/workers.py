@@ -281,7 +281,7 @@ async def _run_worker(settings: Settings, index: int, metrics_socket: Path) -> i
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    sidecar = Sidecar(settings)
+    sidecar = Sidecar(settings, owns_process=True)
     loop.add_signal_handler(signal.SIGHUP, sidecar.request_reload)
     metrics_server = await serve_worker_metrics(sidecar.metrics.registry, metrics_socket)
     try:
