@@ -201,6 +201,7 @@ def line_effects(
 SHOWN = "(the agent's terminal)"
 _SHOWN = frozenset({"shown"})
 _TO_FILE = frozenset({">", ">>", "&>", ">|", "&>>"})
+_DUPLICATES = frozenset({">&", "<&"})
 _PRINTERS = frozenset({"echo", "printf", "cat", "tee"})
 _CONSOLES = frozenset({"/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/1", "/dev/fd/2"})
 
@@ -1165,6 +1166,8 @@ def _redirect_effects(
         operator, target = redirect.operator, redirect.target
         if target in _HARMLESS_TARGETS or target.startswith("&"):
             continue
+        if operator in _DUPLICATES and target.isdigit():
+            continue  # `2>&1`, `>&2`, `1<&0`: one descriptor made a copy of another, no file
         host = (
             host_of(target)
             if target.startswith("/dev/tcp/") or target.startswith("/dev/udp/")
