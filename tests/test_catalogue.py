@@ -296,6 +296,23 @@ def test_every_name_in_the_bundled_catalogue_has_one_spec() -> None:
     assert {n: o for n, o in owners.items() if len(o) > 1} == {}
 
 
+def test_no_bundled_file_redefines_what_another_says_a_program_does() -> None:
+    """Files merge key by key and a later list replaces an earlier one: a second bundled
+    entry giving a program's effects or aliases would silently replace the first (as a
+    new kafka-topics entry once did). Overlays that add other keys (prints_secrets) merge."""
+    import yaml
+
+    from sidecar.policy.loader import bundled_policy_dir
+
+    defined: dict[str, list[str]] = {}
+    for path in sorted(bundled_policy_dir().glob("*.yaml")):
+        programs = (yaml.safe_load(path.read_text()) or {}).get("programs") or {}
+        for name, spec in programs.items():
+            if {"effects", "aliases"} & set(spec or {}):  # lists: a later one replaces
+                defined.setdefault(name, []).append(path.name)
+    assert {n: files for n, files in defined.items() if len(files) > 1} == {}
+
+
 def test_what_the_bundled_catalogue_calls_read_only_declares_only_reads() -> None:
     """smart_approve may run a read-only command unasked: its spec must not also say it
     writes, deletes, runs or sends something."""
