@@ -21,6 +21,13 @@ _DESTROYS = re2.compile(
     r"^(delete|terminate|destroy|purge|drop|remove|deregister|empty)(_|$)"
     r"|^(batch_delete|delete_namespaced|delete_collection)"
 )
+# Methods of secret stores' clients that return a secret: HashiCorp Vault (hvac), AWS Secrets
+# Manager, Google Secret Manager, Azure Key Vault, the Kubernetes API, the system keyring.
+SECRET_READERS = frozenset(
+    {"read_secret_version", "read_secret", "get_secret_value", "access_secret_version",
+     "get_secret", "read_namespaced_secret", "list_namespaced_secret",
+     "list_secret_for_all_namespaces", "get_password", "get_credential"}
+)  # fmt: skip
 _PRODUCTION = re2.compile(r"(?i)(^|[^a-z0-9])(prod|production|prd|live)([^a-z0-9]|$)")
 _CLOUD = frozenset({"cloud"})
 _MAX_FOUND = 16

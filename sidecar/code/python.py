@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
-from sidecar.code.cloud_sdks import cloud_destruction
+from sidecar.code.cloud_sdks import SECRET_READERS, cloud_destruction
 from sidecar.code.collector import Collector, Nested
 from sidecar.code.values import (
     ANY_ADDRESS,
@@ -43,6 +43,7 @@ from sidecar.code.values import (
     text_of,
 )
 from sidecar.effects.model import CodeAnalysis, Origin
+from sidecar.effects.secret_output import secret_data
 
 MAX_DEPTH = 120  # nesting of expressions and statements followed; deeper is a problem
 MAX_INLINE = 3  # user functions inlined within each other at their call sites
@@ -761,6 +762,10 @@ class _Analyser:
 
     def call(self, node: ast.Call) -> object:
         callee = node.func
+        if isinstance(callee, ast.Attribute) and callee.attr in SECRET_READERS:
+            # `vault.secrets.kv.v2.read_secret_version(...)`: whatever the client, a secret.
+            self.arguments(node)
+            return Data(Origin.UNKNOWN, (secret_data(f"python {callee.attr}"),))
         if isinstance(callee, ast.Attribute):
             # obj.name(...): a method call, even where obj.name alone reads a property
             obj = self.value(callee.value)

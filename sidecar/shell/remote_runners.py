@@ -1,6 +1,7 @@
 """Platform CLIs that run a command somewhere else: `heroku run CMD -a APP`, `fly ssh console
 -C CMD`, `gcloud compute ssh HOST --command CMD`, `az vm run-command invoke --scripts CMD`,
-`aws ssm send-command --parameters commands=CMD`, `docker compose exec SERVICE CMD`.
+`aws ssm send-command --parameters commands=CMD`, `docker compose exec SERVICE CMD`,
+`ansible HOSTS -m shell -a CMD`.
 
 The command is judged like one run here, as ssh's remote command is. `via` names the runner
 and the place (app, host, targets, service, context), so what it does there can be weighed
@@ -49,7 +50,39 @@ def remote_commands(program: str, args: Sequence[str]) -> list[Remote]:
         return _trailing(program, words, at + 1, _COMPOSE_VALUES, service=True)
     if program in ("docker-compose", "podman-compose") and words[:1] == ["exec"]:
         return _trailing(program, words, 1, _COMPOSE_VALUES, service=True)
+    if program == "ansible":
+        return _ansible(program, words)
     return []
+
+
+# Modules that run their argument as a command line (the default module is `command`).
+_ANSIBLE_COMMAND_MODULES = frozenset(
+    {"command", "shell", "raw", "win_shell", "win_command", "ansible.builtin.command",
+     "ansible.builtin.shell", "ansible.builtin.raw", "ansible.windows.win_shell",
+     "ansible.windows.win_command"}
+)  # fmt: skip
+
+
+def _ansible(program: str, words: list[str]) -> list[Remote]:
+    """`ansible prod -b -m shell -a 'rm -rf /var/lib/x'`: the command runs on every host of
+    the pattern; the pattern is the place."""
+    module = "command"
+    script = ""
+    for index, word in enumerate(words):
+        following = words[index + 1] if index + 1 < len(words) else ""
+        if word in ("-m", "--module-name"):
+            module = following
+        elif word.startswith("--module-name="):
+            module = word.partition("=")[2]
+        elif word.startswith("-m") and len(word) > 2:
+            module = word[2:]
+        elif word in ("-a", "--args"):
+            script = following
+        elif word.startswith("--args="):
+            script = word.partition("=")[2]
+    if module not in _ANSIBLE_COMMAND_MODULES or not script.strip():
+        return []
+    return [Remote(script, _place(program, words))]
 
 
 # How a command reached a remote host, container or app: the `via` of what it runs there.
@@ -57,7 +90,17 @@ REMOTE_VIAS = ("remote ", "ssh ", "kubectl exec", "oc exec", "kubecolor exec", "
                "podman exec", "nerdctl exec", "finch exec")  # fmt: skip
 
 REMOTE_RUNNERS = frozenset(
-    {"heroku", "fly", "flyctl", "gcloud", "az", "aws", "docker-compose", "podman-compose"}
+    {
+        "heroku",
+        "fly",
+        "flyctl",
+        "gcloud",
+        "az",
+        "aws",
+        "docker-compose",
+        "podman-compose",
+        "ansible",
+    }
 )
 
 _HEROKU_VALUES = frozenset({"-a", "--app", "-r", "--remote", "-s", "--size", "-e", "--env",
