@@ -206,6 +206,11 @@ _ADDRESS = [
     # with what it is doing, or a relative clause, opening a clause that ends in a colon)
     rf"(?i)(?:^|[\n.!?>*#])\s*((?:[\w-]+\s+)?{_ROLE}\s+(?:[a-z]+ing|(?:de\s+|d')?(?:ia|ki|ai)\s+"
     rf"(?:que|qui|che|der|die|das)|que|qui|che|der|die|das|that|who|which)\b[^.:!?\n]{{0,40}}?:)",
+    # This message is addressed to the AI assistant / content intended for AI agents only
+    rf"(?i)\b((?:addressed|directed|written|intended|meant)\s+(?:only\s+|solely\s+|specifically\s+)?"
+    rf"(?:to|for)\s+(?:the\s+|any\s+|an?\s+|all\s+|every\s+|whichever\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE})\b",
+    # AI 어시스턴트에게: / 에이전트님께 (Korean: to the role, as a heading)
+    rf"({_ROLE}\s*(?:님)?(?:에게|께|한테)\s*(?:[:\x{{FF1A}}]|\n|(?:알림|안내|지시|요청)))",
     # 【AIアシスタントへの指示】 / AIエージェントへのお願い (instructions to a role)
     rf"({_ROLE}\s*(?:へ|に)の?\s*(?:指示|お願い|メッセージ|命令|注意|依頼|メモ))",
     # When presenting this status to the user (the reader shows it to someone: a model)
@@ -287,8 +292,11 @@ _OVERRIDE = [
     r"instructions?|purpose|job))\b",
 ]
 _SECRECY = [
+    # 사용자에게 묻지 마세요 / 알리지 마십시오 (Korean: do not ask or tell the user)
+    r"((?:사용자|유저|고객|관리자)(?:에게|한테|께)?\s*(?:묻지|알리지|말하지|보고하지|확인(?:하지|을\s*받지|받지))\s*(?:마|않))",
     r"(?i)\b((?:do\s+not|don'?t|never|without|no\s+need\s+to)\s+(?:tell(?:ing)?|inform(?:ing)?|"
     r"notify(?:ing)?|alert(?:ing)?|mention(?:ing)?|bother(?:ing)?|loop(?:ing)?\s+in|cc|"
+    r"interrupt(?:ing)?|disturb(?:ing)?|involv(?:e|ing)|"
     r"bring(?:ing)?\s+(?:it|this|that)\s+up|show(?:ing)?|let(?:ting)?\s+\w+\s+know|report(?:ing)?|"
     r"log(?:ging)?|consult(?:ing)?)\b[^.!?\n]{0,12}?\b(?:user|users|human|person|owner|them|him|"
     r"her|finance|admins?|maintainers?|operator|this|that|it)\b|(?:no\s+need\s+to|without)\s+"
@@ -420,6 +428,7 @@ _CONFIDENTIAL = _slot("secret_words")
 _TAKE_VERB = _slot("take_verbs")
 LINK_OUT = "a link that carries data out"
 SENDING = "sending data out"
+CALLING_A_TOOL = "calling a tool"
 _RISK: list[tuple[str, str]] = [
     (
         # "the `license_key` field must contain the contents of ~/.config/x/hosts.json",
@@ -665,14 +674,16 @@ _RISK: list[tuple[str, str]] = [
         r"snippet))\b",
     ),
     (
-        "calling a tool",
+        CALLING_A_TOOL,
         r"(?i)\b((?:call|invoke|trigger|execute|run|use)\s+(?:the\s+)?[`'\x22]?[a-z][a-z0-9]*_"
         r"[a-z0-9_]+[`'\x22]?(?:\s+(?:tool|function))?\s+(?:with|to|and|on|passing|before|first)\b)",
     ),
     (
         "hiding output",
-        r"(?i)\b((?:in\s+)?(?:white|invisible|hidden|transparent|tiny|zero[- ]?(?:size|width)|1px)"
-        r"\s+(?:text|font|ink|characters?|lettering|link|image))\b",
+        # Asked for ("answer in white text", "using zero-width characters"); a page that
+        # "might include hidden text" only describes.
+        r"(?i)\b((?:in|using|with|into|as)\s+(?:an?\s+)?(?:white|invisible|hidden|transparent|tiny|"
+        r"zero[- ]?(?:size|width)|1px)\s+(?:text|font|ink|characters?|lettering|link|image))\b",
     ),
 ]
 # Where commands are quoted in text: code spans, fenced blocks, shell prompts, "run: ...".
@@ -1162,7 +1173,7 @@ _CONTENT_PAIRS: tuple[tuple[Feature, Feature], ...] = (
 # access", a dbt tool "uses ~/.dbt/profiles.yml": a description naming what the tool itself
 # does or reads is no request of the model.
 _TOOL_OWN_PURPOSE = frozenset({"secrets", "the person's data", "destroying things",
-                               "pushing or publishing", "calling a tool"})  # fmt: skip
+                               "pushing or publishing", CALLING_A_TOOL})  # fmt: skip
 _TOOL_OWN_FILES = ("home files (",)
 
 
@@ -1247,11 +1258,20 @@ def _tool_findings(hits: list[Hit], text: str) -> list[Finding]:
             h.feature is Feature.RISK
             and _own_purpose(h.what)
             and any(_close(h, o) for o in pressers)
+            and not (h.what == CALLING_A_TOOL and _READ_TOOL.search(text, h.start, h.end))
         ):
             strong.append(h)
     if not strong:
         return []
     return [_finding(strong)]
+
+
+# "You must provide the SHA. Use get_file_contents first": a tool that only looks something
+# up, called first to get an input, is a workflow; calling one that acts is still a request.
+_READ_TOOL = re2.compile(
+    r"(?i)\b(?:get|list|search|read|find|describe|query|lookup|look_up|resolve|view|show|"
+    r"count|fetch|retrieve|inspect|check|validate)_[a-z0-9_]+"
+)
 
 
 _QUOTES = re2.compile(r"['\x22\x{2018}\x{201C}«「`]\s*$")
