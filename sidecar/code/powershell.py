@@ -429,6 +429,10 @@ class _PowerShell(TreeAnalyser):
         )
         self.user_functions: dict[str, Func] = {}
         self.sockets: dict[int, object] = {}
+        # Native programs piped into each other (`curl.exe -fsSL URL | bash`): PowerShell
+        # passes the text along, as a POSIX shell would; the line is judged as one.
+        self.native_line: tuple[str, ...] | None = None  # the stage just run, if native
+        self.piped_native: tuple[str, ...] | None = None  # the stage before, if native
 
     # --- statements -------------------------------------------------------------------
 
@@ -730,12 +734,16 @@ class _PowerShell(TreeAnalyser):
         stages = [c for c in node.named_children if c.type not in ("redirections", "comment")]
         redirections = [c for c in node.named_children if c.type == "redirections"]
         current: object = None
+        native_before: tuple[str, ...] | None = None
         for index, stage in enumerate(stages):
             stage = unwrap(stage, _PASSTHROUGH - {"pipeline"})
             if stage.type == "command":
+                self.native_line, self.piped_native = None, native_before if index else None
                 current = self.command(stage, current if index else None)
+                native_before, self.piped_native = self.native_line, None
             else:
                 current = self.value(stage)
+                native_before = None
             self.done.add(stage.id)
         for redirection in redirections:
             self.redirect(redirection, current)
@@ -817,8 +825,16 @@ class _PowerShell(TreeAnalyser):
         for word in native if native is not None else self.raw_words(elements):
             line.append(word)
         self.out.spawn(tuple(line), f"powershell {name}")
-        if piped is not None and cmdlet.rsplit("/", 1)[-1] in _SHELLS:
+        argv: tuple[str, ...] = tuple(w for w in line if isinstance(w, str))
+        if len(argv) != len(line):
+            argv = ()
+        if argv and self.piped_native is not None:
+            self.out.spawn(
+                f"{shlex.join(self.piped_native)} | {shlex.join(argv)}", "powershell pipe"
+            )
+        elif piped is not None and cmdlet.rsplit("/", 1)[-1] in _SHELLS:
             self.out.feed(tuple(line), piped, f"powershell pipe to {name}")
+        self.native_line = argv or None
         return Data(Origin.UNKNOWN)
 
     def elements(self, node: Node | None) -> tuple[list[object], dict[str, object]]:

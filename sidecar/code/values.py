@@ -398,7 +398,18 @@ def env_value(name: object) -> object:
         return "~"
     if text in ("TMPDIR", "TEMP", "TMP"):
         return TEMP_DIR
+    folder = _WINDOWS_FOLDERS.get(text.upper()) if isinstance(text, str) else None
+    if folder is not None:
+        return folder  # $env:LOCALAPPDATA, process.env.APPDATA: where Windows keeps them
     return Data(Origin.UNKNOWN, (ENVIRONMENT,), None)
+
+
+# Windows' folder variables (their names are case-insensitive there).
+_WINDOWS_FOLDERS = {
+    "APPDATA": "~/AppData/Roaming", "LOCALAPPDATA": "~/AppData/Local", "HOMEPATH": "~",
+    "PROGRAMDATA": "C:/ProgramData", "SYSTEMROOT": "C:/Windows", "WINDIR": "C:/Windows",
+    "PROGRAMFILES": "C:/Program Files", "PUBLIC": "C:/Users/Public",
+}  # fmt: skip
 
 
 ENVIRONMENT_DATA = Data(Origin.UNKNOWN, (ENVIRONMENT,), None)

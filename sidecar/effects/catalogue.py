@@ -247,6 +247,9 @@ class Catalogue:
         found = self._programs.get(program)
         if found is None and program[:6] == "python" and program[6:].replace(".", "").isdigit():
             found = self._programs.get("python3")  # python3.12, python3.11, ...
+        if found is None and len(program) > 4 and program[-4:].lower() == ".exe":
+            # `curl.exe`, `GIT.EXE`: Windows finds a program by its stem, in any case.
+            found = self._programs.get(program[:-4].lower())
         return found
 
     def read(
@@ -444,6 +447,8 @@ def select(
         return [path for w in words if (path := _file_address(w))]
     if refine == "field_file":  # HTTPie's `file@./a.db`, `doc=@notes.txt`, `cfg:=@c.json`
         return [path for w in words if (path := _field_file(w))]
+    if refine == "text":  # literal text names no file; a run-time word carries its sources
+        return [w for w in words if _is_dynamic(w)]
     if refine == "value":  # `KEY=PATH` or `PATH` (kubectl's --from-file)
         return [w.partition("=")[2] if "=" in w else w for w in words]
     return [w for w in words if not _is_remote(w)]

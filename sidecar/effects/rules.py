@@ -195,8 +195,10 @@ class EffectJudge:
         if is_glob(effect.target) and effect.action in PATH_ACTIONS:
             # `not_classes` asks where the target itself is: for a glob, the directory it
             # lies in (`/*` is in /, not in /tmp, although it matches /tmp).
+            # Only what the matches share with it: `~/Documents/*.pdf` lies in a home's main
+            # folder but is no main folder itself (home_root exempts nothing of it).
             where = effect._replace(target=glob_directory(effect.target), flags=frozenset())
-            direct = self.classes_of(where, False, workspace)
+            direct = self.classes_of(where, False, workspace) & classes
         elif _RECURSIVE in effect.flags:
             direct = self.classes_of(effect, False, workspace)
         else:

@@ -165,7 +165,7 @@ def line_effects(
             and bool(code_invocations(command.program, command.args, command.stdin_text))
         )
         code_found = _fed_secrets_sent(command, code_found, catalogue, flow)
-        code_found = _in_the_commands_place(code_found, found)
+        code_found = _in_the_commands_place(code_found, found, command, catalogue)
         if command.via.startswith(REMOTE_VIAS):
             found = _at_remote_place(found, command.via, catalogue)
             code_found = _at_remote_place(code_found, command.via, catalogue)
@@ -448,10 +448,16 @@ def in_named_place(effects: list[Effect], code: str, catalogue: Catalogue) -> li
     return effects
 
 
-def _in_the_commands_place(code_found: list[Effect], found: list[Effect]) -> list[Effect]:
+def _in_the_commands_place(
+    code_found: list[Effect], found: list[Effect], command: SimpleCommand, catalogue: Catalogue
+) -> list[Effect]:
     """Where a command runs code (`RAILS_ENV=production rails runner`, `manage.py shell
-    --settings=...production`), what the code destroys is in that place."""
-    if code_found and any(PRODUCTION & e.flags for e in found):
+    --settings=...production`, `DATABASE_URL=postgresql://prod-db/app python -c ...`), what
+    the code destroys is in that place."""
+    if code_found and (
+        any(PRODUCTION & e.flags for e in found)
+        or any(catalogue.pattern_matches("production", v) for v in command.environment)
+    ):
         return destroys_in(code_found, PRODUCTION)
     return code_found
 

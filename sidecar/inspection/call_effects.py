@@ -254,8 +254,13 @@ class CallEffects:
         elif form.kind == "fetch":
             effects.extend(_fetch_effects(form))
         problems: list[str] = []
+        code_reads = False
         if form.kind == "code":
             effects.extend(self._code(form.language, form.code, analyses, problems))
+            # Code that leaves nothing unresolved, only reads or fetches, and starts only
+            # programs that only read (`Get-ChildItem -Filter *.csproj | Select-Object
+            # FullName`, `git status`) reads.
+            code_reads = not problems and all(self.analyser.line(a).read_only for a in analyses)
         effects.extend(
             argument_secret_sends(call.name, call.server, form.kind, call.arguments, self._scanner)
         )
@@ -263,7 +268,7 @@ class CallEffects:
         # A tool no adapter names is read by its arguments for analysis, but what it does
         # is a guess: it is never "only reads" (`deploy{target: prod}` is no read).
         read_only = (
-            form.kind in ("files", "fetch", "none")
+            (form.kind in ("files", "fetch", "none") or (form.kind == "code" and code_reads))
             and form.adapter != "fallback"
             and all(e.action in (Action.READ, Action.FETCH) for e in effects)
         )

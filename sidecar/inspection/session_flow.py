@@ -299,7 +299,7 @@ class SessionFlow:
                 return effect, destroys_in(extra, effect.flags & PRODUCTION)
             return effect, []
         if action is Action.SEND:
-            return self._resolve_send(session_id, effect), []
+            return self._resolve_send(session_id, effect, cwd), []
         if action is Action.WRITE and "project_hook" in effect.flags:
             # A hook copied from a file this session made is that file's code, not the
             # project's: downloaded or written here, it is judged as unseen code again.
@@ -420,13 +420,13 @@ class SessionFlow:
             found.extend(self._ran_code(session_id, fact.key, fact.detail, False, cwd, analyses))
         return found
 
-    def _resolve_send(self, session_id: str, effect: Effect) -> Effect:
+    def _resolve_send(self, session_id: str, effect: Effect, cwd: str = "") -> Effect:
         if "git_remote" in effect.flags:
             remote = self._facts.fact(session_id, REMOTE, effect.target)
             if remote is not None:
                 host = host_of(remote.detail) or remote.detail
                 return effect._replace(target=host, flags=effect.flags | _NEW_REMOTE)
-        data = [*effect.data, *self._secrets_in(session_id, effect.data)]
+        data = [*effect.data, *self._secrets_in(session_id, effect.data, cwd)]
         if "git_remote" in effect.flags:
             staged = self._facts.fact(session_id, CARRIED, GIT_STAGED)
             if staged is not None:
@@ -435,12 +435,15 @@ class SessionFlow:
             return effect
         return effect._replace(data=tuple(dict.fromkeys(data)))
 
-    def _secrets_in(self, session_id: str, items: Sequence[str]) -> list[str]:
+    def _secrets_in(self, session_id: str, items: Sequence[str], cwd: str = "") -> list[str]:
         """The secrets `items` hold by the session's doing: a file it filled with them, a
         folder holding such a file (a copied `~/.ssh`), a file inside such a folder, or a
         link inside the folder to a secret place (zip and `tar -h` follow links); `.` holds
         everything relative. The session's facts are read once for all the items."""
-        paths = [normalise(i) for i in items if i and i not in (UNRESOLVED, STDIN)]
+        # A relative item is below where this call runs (recorded facts are absolute when
+        # their call named its directory).
+        given = [normalise(i) for i in items if i and i not in (UNRESOLVED, STDIN)]
+        paths = list(dict.fromkeys([*given, *(_absolute(p, cwd) for p in given)]))
         if not paths or not self._facts.has_any(session_id):
             return []
         found: list[str] = []

@@ -39,15 +39,17 @@ OutputName = Literal[
 # `value:` (the PATH of `KEY=PATH`, kubectl's --from-file), `file_address:` (the path of a
 # socat file address, `FILE:/path,opts`), `alias:` (a remote word, or `ALIAS/path` not written
 # as a local path: the MinIO client's configured hosts), `field_file:` (the PATH of an HTTPie
-# item `field@PATH`, `field=@PATH` or `field:=@PATH`: a file sent in the request).
+# item `field@PATH`, `field=@PATH` or `field:=@PATH`: a file sent in the request), `text:`
+# (a value sent as text, never a file: only what a run-time word carries counts, as in
+# `gh secret set X --body "$(cat key)"`).
 SELECTOR_HELP = (
     "operands | operands[i:j] | operand[i] | option:-x|--long | assign:NAME | literal:TEXT | "
     "command | stdin, optionally prefixed by basename:, local:, remote:, inside:, mount_source:, "
-    "value:, file_address:, alias: or field_file:"
+    "value:, file_address:, alias:, field_file: or text:"
 )
 SELECTOR_PREFIXES = (
     "basename:", "local:", "remote:", "inside:", "mount_source:", "value:", "file_address:",
-    "alias:", "field_file:",
+    "alias:", "field_file:", "text:",
 )  # fmt: skip
 
 

@@ -675,12 +675,22 @@ def _windows_command(program: str, args: Sequence[str]) -> list[Embedded]:
         words: list[str] = []
         for part in rest:
             try:
-                words.extend(shlex.split(part))
+                words.extend(_windows_words(part))
             except ValueError:
                 words.append(part)
         if words:
             return [Embedded(shlex.join(words), f"{program} {word}")]
     return []
+
+
+def _windows_words(text: str) -> list[str]:
+    """Windows splits a command line on spaces and quotes; `\\` separates folders there
+    and escapes nothing (`%LOCALAPPDATA%\\Agent\\run.ps1` keeps its backslashes)."""
+    lexer = shlex.shlex(text, posix=True)
+    lexer.whitespace_split = True
+    lexer.escape = ""
+    lexer.commenters = ""
+    return list(lexer)
 
 
 def _windows_line(line: str) -> str:

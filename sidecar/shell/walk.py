@@ -1419,6 +1419,8 @@ def find_matches_below(args: Sequence[str], root: str) -> list[str]:
         return []
     if any(_dynamic(n) or "$" in n or "`" in n or "/" in n for n in names):
         return []
+    if any(not n.strip("*?.[]") for n in names):
+        return []  # `-name '*'` narrows nothing: the tree
     return [root.rstrip("/") + "/**/" + name for name in names]
 
 
@@ -1471,6 +1473,7 @@ def _name_alternatives(args: Sequence[str]) -> list[str]:
     return single if len(single) == 1 else []
 
 
+_BELOW_A_HOME = re2.compile(r"^(?:~|/home/[^/]+|/Users/[^/]+|/root)/[^/.]")
 _SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 (names, not files we create)
 
 
@@ -1482,7 +1485,9 @@ def narrowable_find_root(root: str) -> bool:
         return False
     if not root.startswith(("/", "~")):
         return not root.startswith("..")
-    return root.rstrip("/").startswith(_SCRATCH)
+    # A folder below a home (`find ~/Downloads -name '*.dmg'`): its matches, judged by their
+    # class (a key in ~/.ssh stays a key store); the home itself counts as the tree.
+    return root.rstrip("/").startswith(_SCRATCH) or _BELOW_A_HOME.match(root) is not None
 
 
 def _env_split_string(rest: list[str], inner: list[str]) -> list[str]:

@@ -23,6 +23,10 @@ def _spec(
     return WrapperSpec(frozenset(values.split()), skip, frozenset(inert.split()), assignments)
 
 
+_WSL_VALUES = (
+    "-d --distribution -u --user --cd --shell-type --unregister --export --import "
+    "--set-default -s --set-version --install"
+)
 DEFAULT_WRAPPERS: Mapping[str, WrapperSpec] = {
     "sudo": _spec("-u -g -p -C -h -U -r -t -T -D --user --group --prompt", assignments=True),
     "doas": _spec("-u -C"),
@@ -42,6 +46,9 @@ DEFAULT_WRAPPERS: Mapping[str, WrapperSpec] = {
         "--arg-file --replace --max-lines --eof"
     ),
     "busybox": _spec(),
+    # WSL runs a Linux command: `wsl -d Ubuntu -e bash -c ...`, `wsl -- rm -rf x`.
+    "wsl": _spec(_WSL_VALUES),
+    "wsl.exe": _spec(_WSL_VALUES),
     "chroot": _spec("--userspec --groups", skip=1),
     "unbuffer": _spec(),
     "caffeinate": _spec(),
