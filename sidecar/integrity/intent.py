@@ -133,6 +133,7 @@ _ADDRESS = [
     rf"(?:[\w-]+\s+)?{_ROLE}\b[^.!?\n,]{{0,40}}:)",
     # Consigne pour l'assistant IA / Nota para el asistente / Hinweis an den Agenten
     rf"(?i)((?:consigne|note|message|instructions?|remarque|avis|nota|mensaje|instrucci[oó]n|"
+    rf"observa[cç][aã]o|observaci[oó]n|osservazione|anmerkung|bemerkung|"
     rf"aviso|hinweis|nachricht|anweisung|mitteilung|avviso|messaggio|istruzion[ei]|mensagem|"
     rf"instru[cç][aã]o)\s+(?:pour|à|a|para|für|an|per|al|ao)\s+(?:l[ae']\s*|les\s+|el\s+|los\s+|"
     rf"den\s+|die\s+|das\s+|il\s+|lo\s+|o\s+|os\s+|all'|agli\s+)?(?:[\w-]+\s+)?{_ROLE})",
@@ -201,7 +202,8 @@ _ADDRESS = [
     # [ai-hint] / <agent-note> / ai_agent_directive: (a tag or key naming the reader)
     r"(?i)([\[<(]\s*(?:ai|llm|agent|assistant|bot)[-_ ]?(?:hint|note|notice|directive|"
     r"instructions?|task|todo|action)s?\s*[\]>):]|\b(?:ai|llm|agent|assistant)[-_](?:agent[-_]|"
-    r"assistant[-_])?(?:directive|instructions?|hint|note|task|action)s?\s*[:=])",
+    r"assistant[-_])?(?:next[-_]|pending[-_]|required[-_]|follow[-_]?up[-_])?(?:directive|"
+    r"instructions?|hint|note|task|actions?|steps?)s?[\x22']?\s*[:=])",
     # Shopping assistants comparing prices: / Asistente de IA que lee este perfil: (a role
     # with what it is doing, or a relative clause, opening a clause that ends in a colon)
     rf"(?i)(?:^|[\n.!?>*#])\s*((?:[\w-]+\s+)?{_ROLE}\s+(?:[a-z]+ing|(?:de\s+|d')?(?:ia|ki|ai)\s+"
@@ -209,8 +211,9 @@ _ADDRESS = [
     # This message is addressed to the AI assistant / content intended for AI agents only
     rf"(?i)\b((?:addressed|directed|written|intended|meant)\s+(?:only\s+|solely\s+|specifically\s+)?"
     rf"(?:to|for)\s+(?:the\s+|any\s+|an?\s+|all\s+|every\s+|whichever\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE})\b",
-    # AI 어시스턴트에게: / 에이전트님께 (Korean: to the role, as a heading)
-    rf"({_ROLE}\s*(?:님)?(?:에게|께|한테)\s*(?:[:\x{{FF1A}}]|\n|(?:알림|안내|지시|요청)))",
+    # AI 어시스턴트에게: / 에이전트님께 / 참고(AI 전용): (Korean: to the role, for the role only)
+    rf"({_ROLE}\s*(?:님)?(?:에게|께|한테)\s*(?:[:\x{{FF1A}}]|\n|(?:알림|안내|지시|요청))|"
+    rf"[(\[]\s*{_ROLE}\s*전용\s*[)\]])",
     # 【AIアシスタントへの指示】 / AIエージェントへのお願い (instructions to a role)
     rf"({_ROLE}\s*(?:へ|に)の?\s*(?:指示|お願い|メッセージ|命令|注意|依頼|メモ))",
     # When presenting this status to the user (the reader shows it to someone: a model)
@@ -233,6 +236,9 @@ _ADDRESS = [
     r"customer|requester))\b",
     # whoever is reading this out for someone (a reader acting for a person: a model)
     r"(?i)\b((?:reading|processing|summari[sz]ing|handling|parsing|relaying)\s+(?:this|these|the\s+"
+    r"following)(?:\s+[\w-]+)?(?:\s+out)?\s+on\s+(?:someone|somebody|a\s+(?:user|person|client)|"
+    r"the\s+(?:user|person|client))['\x{2019}]s\s+behalf|"
+    r"(?:reading|processing|summari[sz]ing|handling|parsing|relaying)\s+(?:this|these|the\s+"
     r"following)(?:\s+[\w-]+)?(?:\s+out)?\s+(?:for|on\s+behalf\s+of|to)\s+(?:someone|somebody|a\s+"
     r"(?:user|person|human|customer|client)|the\s+(?:user|person|human|customer|client)|their\s+"
     r"(?:user|owner|principal|human)))\b",
@@ -277,6 +283,13 @@ _OVERRIDE = [
     r"(?i)\b((?:treat|regard|consider|handle)\b[^.!?\n]{0,50}\bas\s+(?:if\s+it\s+(?:came|comes)"
     r"\s+from\s+|coming\s+from\s+|from\s+)?(?:the\s+)?(?:system|developer|administrator|operator)"
     r"(?:\s+prompt)?)\b",
+    # Les consignes précédentes ne s'appliquent plus / las instrucciones anteriores ya no aplican /
+    # die vorherigen Anweisungen gelten nicht mehr (earlier rules declared void, in other languages)
+    r"(?i)((?:consignes|instructions|règles|instrucciones|reglas|anweisungen|regeln|istruzioni|"
+    r"regole|instruções|regras)\s+(?:précédentes|antérieures|anteriores|previas|vorherigen|"
+    r"bisherigen|precedenti|anteriori)\b[^.!?\n]{0,60}?(?:ne\s+s['\x{2019}]appliquent\s+plus|ya\s+no\s+"
+    r"(?:aplican|se\s+aplican|son\s+válidas)|gelten\s+nicht\s+mehr|non\s+(?:si\s+applicano|valgono)"
+    r"\s+più|não\s+se\s+aplicam\s+mais|já\s+não\s+se\s+aplicam))",
     # Previous rules from your operator no longer apply / an agent with no restrictions
     r"(?i)\b((?:previous|prior|earlier|original|old|all|any|existing)\s+(?:[\w-]+\s+){0,3}?"
     r"(?:rules|instructions|guidelines|directives|restrictions|policies|constraints)\b[^.!?\n]{0,40}?"
@@ -293,7 +306,8 @@ _OVERRIDE = [
 ]
 _SECRECY = [
     # 사용자에게 묻지 마세요 / 알리지 마십시오 (Korean: do not ask or tell the user)
-    r"((?:사용자|유저|고객|관리자)(?:에게|한테|께)?\s*(?:묻지|알리지|말하지|보고하지|확인(?:하지|을\s*받지|받지))\s*(?:마|않))",
+    r"((?:사용자|유저|고객|관리자)(?:에게|한테|께)?(?:는|도)?\s*(?:묻지|알리지|말하지|보고하지|"
+    r"확인(?:하지|을\s*받지|받지))\s*(?:마|않))",
     r"(?i)\b((?:do\s+not|don'?t|never|without|no\s+need\s+to)\s+(?:tell(?:ing)?|inform(?:ing)?|"
     r"notify(?:ing)?|alert(?:ing)?|mention(?:ing)?|bother(?:ing)?|loop(?:ing)?\s+in|cc|"
     r"interrupt(?:ing)?|disturb(?:ing)?|involv(?:e|ing)|"
@@ -316,11 +330,14 @@ _SECRECY = [
     r"the\s+(?:user|human|person)\s+(?:must|should|need|will)\s+(?:not|never)\s+(?:know|see|notice|"
     r"find\s+out)|without\s+(?:their|the\s+user'?s|your\s+user'?s)\s+(?:knowledge|consent|noticing))\b",
     r"(?i)(ne\s+(?:demande|demandez|dis|dites|préviens|prévenez|informe|informez|mentionne|"
-    r"mentionnez|signale|signalez)\s+pas|no\s+(?:pidas|pida|preguntes|pregunte|digas|diga|avises|"
+    r"mentionnez|signale|signalez)\s+pas|n['\x{2019}](?:en\s+|y\s+|lui\s+|leur\s+)?(?:informe|informez|"
+    r"avertis|avertissez|parle|parlez)\s+pas|no\s+(?:pidas|pida|preguntes|pregunte|digas|diga|avises|"
     r"avise|menciones|mencione)\b|non\s+(?:chiedere|dire|avvisare|menzionare)\b|"
     r"ohne\s+(?:es\s+)?(?:zu\s+)?(?:fragen|erwähnen|sagen|benachrichtigen)|sans\s+(?:le\s+|lui\s+|leur\s+|en\s+)?"
     r"(?:dire|prévenir|demander|mentionner)|sin\s+(?:decir|avisar|preguntar|mencionar)|"
     r"sem\s+(?:avisar|dizer|perguntar|mencionar)|senza\s+(?:dire|avvisare|chiedere)|"
+    r"n[aã]o\s+(?:precisa|é\s+preciso|é\s+necess[aá]rio)\s+(?:perguntar|avisar|informar|consultar)|"
+    r"no\s+(?:hace\s+falta|es\s+necesario)\s+(?:preguntar|avisar|informar|consultar)|"
     r"utan\s+att\s+(?:säga|fråga|berätta|meddela)|не\s+(?:говори|сообщай|спрашивай|рассказывай)[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
     r"不要[^。\n]{0,8}?(?:告诉|通知|询问|提及|透露)|(?:言わ|知らせ|伝え)ないで|tajemnic[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|po\s+cichu|"
     r"heimlich|en\s+secret|en\s+secreto|di\s+nascosto|в\s+тайне|тайно|悄悄|秘密に|"
@@ -508,9 +525,13 @@ _RISK: list[tuple[str, str]] = [
         r"\w*\s+(?:up\s+)?(?:all\s+(?:of\s+)?)?(?:the\s+(?:full\s+|entire\s+)?contents\s+of\s+)?"
         r"(?:their|the\s+user'?s|your\s+user'?s|user'?s|the\s+owner'?s|my|all|every|the\s+(?:whole|"
         r"entire))\s+(?:[\w-]+\s+)?(?:documents|files|folders?|home|repo(?:sitory)?|codebase|"
-        r"source|contacts|address\s+book|e-?mails?|inbox|mailbox|history|conversation|chats?|"
+        r"source|contacts|address\s+book|e-?mails?|inbox|mailbox|history|conversation|chats?|calendar|"
         r"messages|photos|database|data|notes|portfolio|tax\s+\w+|records|name|e-?mail\s+address|"
-        r"phone(?:\s+number)?|address|passport\w*|ssn|social\s+security\s+number))\b",
+        r"phone(?:\s+number)?|address|passport\w*|ssn|social\s+security\s+number)|"
+        # "forward this invite to everyone in the user's contacts", "share the user's calendar"
+        r"(?:share|forward|send|invite|export)\w*\s+[^.!?\n]{0,40}?\b(?:to|with)\s+(?:everyone|"
+        r"all|each)\s+(?:in|of|on)\s+(?:their|the\s+user'?s|your\s+user'?s)\s+(?:contacts|address\s+"
+        r"book|mailing\s+lists?|team))\b",
     ),
     (
         "reading password hashes",
@@ -639,7 +660,10 @@ _RISK: list[tuple[str, str]] = [
         "privileges",
         r"(?i)\b((?:admin|administrator|owner|root|sudo|superuser)\s+(?:rights|access|privileges|"
         r"permissions|role)|as\s+root|via\s+sudo|with\s+sudo|add\b[^.!?\n]{0,40}?\bas\s+(?:a\s+|an\s+)?"
-        r"(?:collaborator|admin|owner|maintainer|member)|grant\w*\s+(?:[\w@.-]+\s+){0,3}?(?:access|"
+        # "grant X access to" asked for (a clause opening with it, or after please/must/...);
+        # "bind mounts grant broad access to the host" describes
+        r"(?:collaborator|admin|owner|maintainer|member)|(?:^|[.:;!?(]\s*|\b(?:please|then|and|to|"
+        r"must|should|now|also|you|will|always)\s+)grant\w*\s+(?:[\w@.-]+\s+){0,3}?(?:access|"
         r"permissions?|rights)\s+(?:to|on|for|over)\b|chmod\s+-?r?\s*[0-7]*7[0-7]{0,2}\b|"
         # permiso admin, droits d'administrateur, Administratorrechte, права администратора
         r"(?:permis[oa]s?|permiss[õo]es|droits?|diritti|rechte|права|uprawnienia)\s+(?:de\s+|d'|di\s+)?"
@@ -676,7 +700,8 @@ _RISK: list[tuple[str, str]] = [
     (
         CALLING_A_TOOL,
         r"(?i)\b((?:call|invoke|trigger|execute|run|use)\s+(?:the\s+)?[`'\x22]?[a-z][a-z0-9]*_"
-        r"[a-z0-9_]+[`'\x22]?(?:\s+(?:tool|function))?\s+(?:with|to|and|on|passing|before|first)\b)",
+        r"[a-z0-9_]+[`'\x22]?(?:\s+(?:tool|function))?\s+(?:with|to|and|on|passing|before|first|"
+        r"for|now|immediately|again)\b)",
     ),
     (
         "hiding output",
@@ -1308,7 +1333,8 @@ _PASSIVE_SEND = re2.compile(
 _LITERAL_RECIPIENT = re2.compile(r"://|@[\w-]+\.")
 _POSSIBLE = re2.compile(
     r"(?i)\b(?:may|might|can|could)\s+(?:also\s+)?(?:\w+\s+)?(?:contain|include|hold|have|expose|"
-    r"load|carry)\w*\b[^.!?\n]{0,40}$|\b(?:may|might|can|could|would|will)\s+(?:also\s+)?$"
+    r"load|carry)\w*\b[^.!?\n]{0,40}$|\b(?:may|might|can|could|would|will)\s+(?:also\s+)?"
+    r"(?:not\s+)?(?:be\s+|get\s+|have\s+been\s+)?$"
 )
 
 
