@@ -101,6 +101,12 @@ def _ps(script: str) -> str:
         ("Rscript -e 'install.packages(\"x\", repos=\"http://cran.example.top\")'", ASK),
         ("Rscript -e 'remotes::install_github(\"someone/pkg\")'", ASK),
         ("Rscript -e 'install.packages(\"dplyr\")'", ALLOW),
+        # What sits in Downloads came from the network: running it asks; opening a PDF does not.
+        ("bash ~/Downloads/install.sh", ASK),
+        ("find ~/Downloads -name '*.sh' -exec bash {} \\;", ASK),
+        ("open ~/Downloads/Setup.dmg", ASK),
+        ("open ~/Downloads/report.pdf", ALLOW),
+        ("cp ~/Downloads/data.csv data/", ALLOW),
         # A scheduled task's command keeps its Windows backslashes.
         ("schtasks /create /tn t /sc daily /tr \"pwsh -File %LOCALAPPDATA%\\A\\u.ps1\"", ASK),
     ],
