@@ -60,6 +60,10 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
         ]
     if name.endswith(".plist"):
         return plist_commands(content)
+    if name.endswith(".rules") and "udev/rules.d/" in path:
+        return udev_commands(content)
+    if name in ("devcontainer.json", ".devcontainer.json"):
+        return devcontainer_commands(content)
     if name.endswith(".awk"):
         # An awk program file runs as the same program given inline: `awk 'PROGRAM'`.
         return [f"awk {shlex.quote(content[:_MAX_AWK_CHARS])}"]
@@ -390,6 +394,58 @@ def _workflow_runs(content: str) -> list[str]:
         elif value:
             found.append(value.strip("'\""))
     return found
+
+
+# RUN+="..." and PROGRAM="..." of a udev rule run as root when a device event matches
+# (`udevadm trigger` replays them all).
+_UDEV_PROGRAM = re2.compile(r'\b(?:RUN|PROGRAM|IMPORT\{program\})\s*\+?=\s*"((?:[^"\\]|\\.)*)"')
+_UDEV_BUILTIN = re2.compile(r"^(?:builtin|kernel|socket):")
+
+
+def udev_commands(content: str) -> list[str]:
+    found = []
+    for command in _UDEV_PROGRAM.findall(content[:_MAX_AGENT_CONFIG]):
+        command = _UDEV_BUILTIN.sub("", command.replace('\\"', '"')).strip()
+        if command:
+            found.append(command.replace("%k", "dev").replace("$kernel", "dev"))
+    return found
+
+
+# Lifecycle commands a dev container runs (initializeCommand on the host itself): a string
+# is a shell line, an array an argv, an object several named commands.
+_DEVCONTAINER_HOOKS = (
+    "initializeCommand", "onCreateCommand", "updateContentCommand", "postCreateCommand",
+    "postStartCommand", "postAttachCommand",
+)  # fmt: skip
+
+
+def devcontainer_commands(content: str) -> list[str]:
+    try:
+        document = json.loads(_without_json_comments(content[:_MAX_AGENT_CONFIG]))
+    except ValueError:
+        return [_json_unescape(m) for m in _DEVCONTAINER_LINE.findall(content[:_MAX_AGENT_CONFIG])]
+    if not isinstance(document, dict):
+        return []
+    found: list[str] = []
+    for hook in _DEVCONTAINER_HOOKS:
+        value = document.get(hook)
+        for item in value.values() if isinstance(value, dict) else [value]:
+            if isinstance(item, str):
+                found.append(item)
+            elif isinstance(item, list) and all(isinstance(v, str) for v in item):
+                found.append(shlex.join(item))
+    return found
+
+
+_DEVCONTAINER_LINE = re2.compile(
+    r'"(?:initialize|onCreate|updateContent|postCreate|postStart|postAttach)Command"\s*:\s*"((?:[^"\\]|\\.)*)"'
+)
+_JSON_LINE_COMMENT = re2.compile(r"(?m)^\s*//[^\n]*$")
+
+
+def _without_json_comments(text: str) -> str:
+    """devcontainer.json is JSONC: whole-line comments are dropped (inline ones stay)."""
+    return str(_JSON_LINE_COMMENT.sub("", text))
 
 
 def _is_cron_path(path: str) -> bool:

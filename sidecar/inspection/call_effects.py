@@ -18,6 +18,7 @@ from sidecar.code import analyse_code
 from sidecar.code.powershell import is_powershell_program, names_windows_path
 from sidecar.effects.adapters import CallForm, FileChange
 from sidecar.effects.analyser import EffectAnalyser, Judged
+from sidecar.effects.catalogue import Catalogue
 from sidecar.effects.check_weakening import weakens_checks, weakens_guard
 from sidecar.effects.directory_places import in_directory_place
 from sidecar.effects.forge_writes import argument_secret_sends, forge_host, forge_sends
@@ -51,6 +52,7 @@ _REMEMBERED_LENGTH = 2048  # longer lines are worked out afresh, not kept
 _MAX_CONTENT = 128 * 1024  # written content analysed as code, at most
 _MAX_NESTED_ANALYSES = 32  # code written by code written by ...: bounded
 # Classes of paths whose content another program runs.
+_EVERYDAY = frozenset({"everyday"})
 RUNS_LATER = frozenset({"runs_later", "startup", "persistence", "git_hooks"})
 _SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".command", ".envrc")
 
@@ -252,7 +254,7 @@ class CallEffects:
                     forge_sends(host, form.files, self.analyser.classes.classify, self._scanner)
                 )
         elif form.kind == "fetch":
-            effects.extend(_fetch_effects(form))
+            effects.extend(_fetch_effects(form, self.analyser.catalogue))
         problems: list[str] = []
         code_reads = False
         if form.kind == "code":
@@ -418,6 +420,10 @@ class CallEffects:
                 e._replace(flags=e.flags | _WRITTEN_CODE)
                 for e in self._code(language, content, analyses, [])
             ]
+            if "test_code" in classes:  # a fixture's drop_all() drops the test database
+                found = [
+                    e if PRODUCTION & e.flags else destroys_in([e], _EVERYDAY)[0] for e in found
+                ]
             return found + self._commands(commands, analyses) if commands else found
         # Units, desktop entries, cron tables, plists, package.json scripts, CI, editor
         # tasks, Makefiles and ssh configs hold command lines; a script is one.
@@ -479,7 +485,7 @@ def _is_shell_text(path: str, content: str) -> bool:
     )  # fmt: skip
 
 
-def _fetch_effects(form: CallForm) -> list[Effect]:
+def _fetch_effects(form: CallForm, catalogue: Catalogue) -> list[Effect]:
     found: list[Effect] = []
     sends = form.method not in ("GET", "HEAD", "OPTIONS") or bool(form.body or form.uploads)
     found.extend(Effect(Action.READ, path, program="fetch tool") for path in form.uploads)
@@ -488,7 +494,14 @@ def _fetch_effects(form: CallForm) -> list[Effect]:
         found.append(Effect(Action.FETCH, host, program="fetch tool"))
         if sends:
             found.append(Effect(Action.SEND, host, data=form.uploads, program="fetch tool"))
+        if sends and catalogue.pattern_matches("bulk_delete_api", url):
+            # POST .../admin/tsdb/delete_series: an API that destroys data in bulk
+            found.extend(in_named_place([_bulk_delete(url)], url, catalogue))
     return found
+
+
+def _bulk_delete(url: str) -> Effect:
+    return Effect(Action.DESTROY, url[:200], flags=frozenset({"database"}), program="fetch tool")
 
 
 _PATH_ACTIONS = frozenset(

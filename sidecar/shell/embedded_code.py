@@ -59,6 +59,7 @@ COMMAND_OPTIONS: Mapping[str, tuple[str, ...]] = {
     ),
     "gdb": ("-ex", "--eval-command"),
     "zip": ("-TT", "--unzip-command"),
+    "sbatch": ("--wrap",),  # Slurm runs the text as the job's script
 }
 _QUOTED = r"'(?:[^'\\]|\\.)*'" + "|" + r'"(?:[^"\\]|\\.)*"'  # a quoted string in code
 # os.system("..."), subprocess.run(["rm", "-rf", "/"]), child_process.exec('...'), ...

@@ -64,6 +64,12 @@ DEFAULT_WRAPPERS: Mapping[str, WrapperSpec] = {
         "-H --host --working-directory --nice --on-active --on-boot --on-startup --on-calendar "
         "--timer-property --path-property --socket-property"
     ),
+    # Slurm runs its command on the cluster's nodes: `srun -p gpu -n 4 python train.py`.
+    "srun": _spec(
+        "-A --account -p --partition -t --time -N --nodes -n --ntasks -c --cpus-per-task -J "
+        "--job-name -o --output -e --error --gres --mem -D --chdir -w --nodelist -q --qos -C "
+        "--constraint --gpus -G --mpi --export"
+    ),
     "strace": _spec("-o -e -p -s -u -E -a -b -O -S -P -I -X --output --trace --signal --attach"),
     "ltrace": _spec("-o -e -p -s -u -n -a -A -D -F -l -L -w"),
     "valgrind": _spec(),
