@@ -35,6 +35,8 @@ _CLOSING = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "«": "�
             "„": "\u201c"}  # fmt: skip
 
 
+# Inside a markdown link or image, after its address: `](docs/arch.png ` then the title.
+_LINK_TITLE_BEFORE = re2.compile(r"\]\([^()\s]+\s+$")
 # A YAML or JSON key opening the line before a quoted value (`  ai-ops/notes: "`).
 _DATA_KEY = re2.compile(r"^\s*(?:-\s+)?[\x22']?[\w./@-]+[\x22']?\s*[:=]\s*$")
 
@@ -54,6 +56,8 @@ def quotations(text: str) -> list[tuple[int, int]]:
             continue  # `sh -c '...'`, `python -c "..."`: a command's argument, not a quotation
         if text[max(0, start - 1) : start] == "=":
             continue  # `alt="..."`, `title='...'`: an attribute's value is said, not quoted
+        if _LINK_TITLE_BEFORE.search(text[max(0, start - 300) : start]) is not None:
+            continue  # `![x](img.png "...")`: a link's title is shown on hover, not quoted
         line_start = text.rfind("\n", 0, start) + 1
         if _DATA_KEY.match(text[line_start:start]) is not None:
             continue  # `owner/note: "..."`, `"note": "..."`: a value in data, said as it stands
@@ -150,18 +154,37 @@ def plain(text: str) -> str:
         document = json.loads(stripped)
     except (ValueError, RecursionError):
         return text
-    lines = list(_values(document, "", 0))
+    lines = list(_values(document, (), 0))
     return "\n".join(lines) if lines else text
 
 
-def _values(node: object, key: str, depth: int) -> Iterator[str]:
+def _values(node: object, path: tuple[str, ...], depth: int) -> Iterator[str]:
     if depth > 32:
         return
     if isinstance(node, dict):
         for k, v in node.items():
-            yield from _values(v, str(k), depth + 1)
+            yield from _values(v, (*path, str(k))[-_KEY_PATH:], depth + 1)
     elif isinstance(node, list):
         for v in node:
-            yield from _values(v, key, depth + 1)
+            yield from _values(v, path, depth + 1)
     elif isinstance(node, str) and node.strip():
-        yield f"{key}: {node}" if key else node
+        spoken = _spoken(path)
+        yield f"{spoken}: {node}" if spoken else node
+
+
+# Keys a value sits under, read as words: a payload's `"assistant_next_action": {"command":
+# ...}` addresses the agent through its container's key, which a leaf's own key would lose.
+_KEY_PATH = 3
+
+
+def _spoken(path: tuple[str, ...]) -> str:
+    return " ".join(_words(key) for key in path if not key.isdigit())
+
+
+def _words(key: str) -> str:
+    spaced = _CAMEL.sub(r"\1 \2", key[:64])
+    return str(_SEPARATORS.sub(" ", spaced)).strip()
+
+
+_CAMEL = re2.compile(r"([a-z0-9])([A-Z])")
+_SEPARATORS = re2.compile(r"[_.\-]+")
