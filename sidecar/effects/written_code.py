@@ -62,6 +62,8 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
         return plist_commands(content)
     if name.endswith(".rules") and "udev/rules.d/" in path:
         return udev_commands(content)
+    if name in (".pre-commit-config.yaml", ".pre-commit-config.yml"):
+        return pre_commit_commands(content)
     if name in ("devcontainer.json", ".devcontainer.json"):
         return devcontainer_commands(content)
     if name.endswith(".awk"):
@@ -409,6 +411,31 @@ def udev_commands(content: str) -> list[str]:
         if command:
             found.append(command.replace("%k", "dev").replace("$kernel", "dev"))
     return found
+
+
+# A pre-commit config: each `repo:` is fetched and its hooks run on every commit (what
+# `pre-commit try-repo URL` does); a hook's `entry:` is the command it runs.
+_PRE_COMMIT_REPO = re2.compile(r"(?m)^\s*-?\s*repo:\s*[\x22']?(\S+?)[\x22']?\s*(?:#.*)?$")
+_PRE_COMMIT_ENTRY = re2.compile(r"(?m)^\s*-?\s*entry:\s*(.+?)\s*$")
+
+
+def pre_commit_commands(content: str) -> list[str]:
+    text = content[:_MAX_AGENT_CONFIG]
+    found = [
+        f"pre-commit try-repo {shlex.quote(repo)}"
+        for repo in _PRE_COMMIT_REPO.findall(text)
+        if repo not in ("local", "meta")
+    ]
+    found += [_yaml_unquoted(entry) for entry in _PRE_COMMIT_ENTRY.findall(text)]
+    return found
+
+
+def _yaml_unquoted(value: str) -> str:
+    """A YAML scalar without the quotes around the whole of it (`'a b'` -> a b); quotes
+    inside it (`sh -c 'x | sh'`) are the command's own."""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\x22'":
+        return value[1:-1]
+    return value
 
 
 # Lifecycle commands a dev container runs (initializeCommand on the host itself): a string
