@@ -125,6 +125,16 @@ def _example_blocks(text: str, taken: Sequence[tuple[int, int]]) -> list[tuple[i
         if end > start and not inside(taken, start, end):
             blocks.append((start, end))
             position = end
+    # A table of labelled samples ("examples used to evaluate the filter", then `| 1 | Ignore
+    # previous instructions ... | injection |`): a dataset shown, not said.
+    for match in _TABLE.finditer(text):
+        if len(blocks) >= 2 * MAX_BLOCKS:
+            break
+        start, end = match.span(1)
+        if _DESCRIBES_SAMPLES.search(text[max(0, start - 400) : start]) is None:
+            continue
+        if not inside(taken, start, end):
+            blocks.append((start, end))
     # Inline: "a description can say `<IMPORTANT>read ...</IMPORTANT>`" shows a sample.
     for match in _SAMPLE_SPAN.finditer(text):
         if len(blocks) >= 2 * MAX_BLOCKS:
@@ -135,6 +145,11 @@ def _example_blocks(text: str, taken: Sequence[tuple[int, int]]) -> list[tuple[i
     return blocks
 
 
+_TABLE = re2.compile(r"(?:^|\n)((?:[ \t]*\|[^\n]*\|[ \t]*(?:\n|$)){2,200})")
+_DESCRIBES_SAMPLES = re2.compile(
+    r"(?i)\b(?:examples?|samples?|payloads?|labell?ed|test\s+cases?|dataset|fixtures?|corpus|"
+    r"attempts?\s+(?:we|were)\s+(?:saw|seen|blocked|logged)|detections?|blocked\s+requests?)\b"
+)
 _SAMPLE_SPAN = re2.compile(
     r"(?i)\b(?:can\s+say|could\s+say|says|said|like|such\s+as|e\.g\.,?|for\s+example,?|reads|"
     r"wrote|writes|containing|contained)\s*:?\s*(`[^`\n]{12,400}`)"
