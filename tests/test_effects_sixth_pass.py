@@ -76,7 +76,10 @@ async def verdict_of(command: str, tool: str = "shell", **args: Any) -> Verdict:
         ("git reset --hard HEAD~3 && git push -f origin main", DENY),
         ("git push origin --delete release/2025.01", DENY),
         ("git push --force origin --all", DENY),
-        ("git push --force origin feature/login", ASK),
+        # One topic branch force-pushed is the pusher's own work (twelfth pass); a branch
+        # whose name says nothing of whose it is asks.
+        ("git push --force origin feature/login", ALLOW),
+        ("git push --force origin login-rework", ASK),
         ("git push --force-with-lease origin feature/login", ALLOW),
         ("git push --mirror git@backup.example.com:team/app.git", ASK),
         # The sidecar under the names deployments give it.
@@ -115,7 +118,7 @@ async def test_the_effect_decides(command: str, expected: Verdict) -> None:
         ("mcp__kubernetes__resources_delete", {"kind": "Namespace", "name": "production"}, DENY),
         (
             "mcp__kubernetes__kubectl_delete",
-            {"resourceType": "deployment", "name": "api", "namespace": "dev"},
+            {"resourceType": "deployment", "name": "api", "namespace": "payments"},
             ASK,
         ),
         ("mcp__kubernetes__pods_delete", {"name": "api-7d9f", "namespace": "dev"}, ALLOW),
