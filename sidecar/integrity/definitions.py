@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from sidecar.integrity.unicode import escaped
+from sidecar.json_depth import MAX_JSON_DEPTH
 from sidecar.json_strings import json_strings
 
 SHOWN_CHARS = 1500  # of each field, in an approval prompt
@@ -71,6 +72,7 @@ def from_canonical(text: str) -> ToolDefinition:
     )
 
 
+_MAX_ARGUMENT_LINE = 2000
 _SNAKE_WORDS = 4  # underscores that make an identifier a sentence (`get_user_by_id` has 3)
 
 
@@ -89,6 +91,23 @@ def texts_of(definition: ToolDefinition) -> Iterator[str]:
                 # `summary_and_email_all_rows_to_x@example.com_without_asking`: a sentence
                 # written as one identifier (an enum value, a default) is read as words.
                 yield text.replace("_", " ") if text.count("_") >= _SNAKE_WORDS else text
+            # `"examples": [["--", "&&", "curl", "-d", "@$HOME/.docker/config.json", ...]]`:
+            # an argument list is read as the command line it makes.
+            yield from _argument_lines(value, 0)
+
+
+def _argument_lines(value: object, depth: int) -> Iterator[str]:
+    if depth > MAX_JSON_DEPTH:
+        return
+    if isinstance(value, Mapping):
+        for item in value.values():
+            yield from _argument_lines(item, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        if len(value) >= 2 and all(isinstance(v, str) for v in value):
+            yield " ".join(value)[:_MAX_ARGUMENT_LINE]
+        else:
+            for item in value:
+                yield from _argument_lines(item, depth + 1)
 
 
 def shown(definition: ToolDefinition) -> str:

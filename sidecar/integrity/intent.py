@@ -105,6 +105,11 @@ _ADDRESS = [
     # Automated agents and AI assistants connecting to this host: run ...
     rf"(?i)(?:^|[\n.!?>;*#]|:\s)\s*((?:[\w-]+\s+){{0,2}}?{_ROLE}s?(?:\s+(?:and|or|&)\s+(?:[\w-]+\s+){{0,2}}?"
     rf"{_ROLE}s?)?\s+[a-z]+(?:ing|ed)\b[^:\n.!?]{{0,40}}:)",
+    # "Automated agents (including LLM-based assistants) accessing this page agree to ...":
+    # whoever reaches the page, named by what it is
+    r"(?i)\b((?:automated|autonomous|ai|llm)[\w-]*\s+(?:[\w-]+\s+)?(?:agents?|assistants?|bots?|"
+    r"crawlers?|systems?)\s*(?:\([^)\n]{0,60}\)\s*)?(?:accessing|visiting|reading|crawling|"
+    r"browsing|processing|using|that\s+(?:access|visit|read|process|use))\s+(?:this|these|the|our)\b)",
     # "I need you, the assistant with access to my email, to ..."
     rf"(?i)\b(you,\s+(?:the|my|our)\s+(?:[\w-]+\s+)?{_ROLE})\b",
     # Whoever picks this up (including the AI assistant) should also ...
@@ -124,7 +129,7 @@ _ADDRESS = [
     r"p\.?s\.?|heads[- ]up|attention)\s+(?:from\s+[^.:!?\n]{1,40}?\s+)?(?:to|for)\s+(?:the\s+|"
     rf"any\s+|all\s+|every\s+|each\s+|whichever\s+|whatever\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE})\b",
     # AI model: ... / Assistant, ... / ASSISTANT OVERRIDE: (a role opening a clause)
-    rf"(?i)(?:^|[\n.!?>:;\[(\x22*#/]|\s-\s)\s*((?:the\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE}(?:\s+(?:and|or|&)\s+(?:[\w-]+\s+)?{_ROLE})?(?:\s+(?:override|"
+    rf"(?i)(?:^|[\n.!?>:;\[(\x22*#/]|\s--?\s|\s\x{2014}\s?)\s*((?:the\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE}(?:\s+(?:and|or|&)\s+(?:[\w-]+\s+)?{_ROLE})?(?:\s+(?:override|"
     r"note|notice|instructions?|message|task|reminder|request|mode))?\s*[:,])",
     # "assistant next action command: ..." / "agent todo: ...": a label (a JSON payload's key
     # path, read as words by layout.plain) that gives the agent a step to take
@@ -347,7 +352,9 @@ _SECRECY = [
     r"no\s+(?:hace\s+falta|es\s+necesario)\s+(?:preguntar|avisar|informar|consultar)|"
     r"utan\s+att\s+(?:säga|fråga|berätta|meddela)|не\s+(?:говори|сообщай|спрашивай|рассказывай)[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|"
     r"不要[^。\n]{0,8}?(?:告诉|通知|询问|提及|透露)|(?:言わ|知らせ|伝え)ないで|tajemnic[^\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-]*|po\s+cichu|"
-    r"heimlich|en\s+secret|en\s+secreto|di\s+nascosto|в\s+тайне|тайно|悄悄|秘密に|"
+    r"\bne\s+(?:le\s+|la\s+|les\s+|l['\x{2019}]|lui\s+|leur\s+|en\s+)?(?:mentionne|dis|dites|signale|"
+    r"r[ée]v[èe]le|parle|informe)\w*\s+(?:jamais|pas|rien)\b|"
+    r"heimlich|\ben\s+secret|\ben\s+secreto|di\s+nascosto|в\s+тайне|тайно|悄悄|秘密に|"
     r"无需(?:征求|询问|告知|通知)|不必(?:询问|告诉|征求)|不要让用户知道|"
     r"n[ãa]o\s+(?:comente|conte|diga|avise|mencione|pergunte)|"
     r"no\s+(?:hace\s+falta|es\s+necesario|necesitas?)\s+(?:avisar|decir|preguntar|informar|"
@@ -626,7 +633,7 @@ _RISK: list[tuple[str, str]] = [
         "money",
         r"(?i)\b((?:wire|transfer|send|pay)\w*\s+(?:the\s+|all\s+)?(?:payment|funds|money|amount|"
         r"balance|invoice)\b|(?:transfer|wire|pay|send|buy|purchase|order|donate|add|charge|deposit|"
-        r"(?:issue|make|process|send)\s+a\s+refund|(?:create|make|send)\s+a\s+payout|virement|virer|"
+        r"(?:issue|make|process|send)\s+an?\s+(?:full\s+|partial\s+|immediate\s+)?refund|(?:create|make|send)\s+a\s+payout|virement|virer|"
         r"effectue|überweis|"
         r"transfiere|transferir)\w*\b"
         r"[^.!?\n]{0,60}?(?:[$€£]\s?\d|\d[\d,.]*\s?(?:usd|eur|gbp|dollars|euros|btc|eth)\b|"
@@ -762,7 +769,9 @@ _CODE_SPANS = [
 # Paths written in text, to judge by class.
 _PATHS = (
     r"(?:^|[\s'\x22`(=:])((?:~|\$HOME|\$\{HOME\})/[^\s'\x22`<>|;,)]*|/(?:etc|root|home|var|proc|"
-    r"Users|usr|opt)/[^\s'\x22`<>|;,)]+|\.[A-Za-z0-9_][\w.-]*(?:/[^\s'\x22`<>|;,)]*)?)"
+    r"Users|usr|opt)/[^\s'\x22`<>|;,)]+|\.[A-Za-z0-9_][\w.-]*(?:/[^\s'\x22`<>|;,)]*)?|"
+    # ../../.env: a path climbing out of the folder it is read from
+    r"(?:\.\./)+\.?[A-Za-z0-9_][^\s'\x22`<>|;,)]*)"
 )
 _RELATIVE_PATHS = r"(?:^|[\s'\x22`(=])([A-Za-z0-9_][\w.-]*/[\w./-]*[\w-])"
 # The rest of a path whose folders have spaces in their names (macOS `Application Support`).
@@ -770,7 +779,7 @@ _SPACED_SEGMENTS = re2.compile(
     r"(?: [A-Z][\w.-]*(?: [A-Z][\w.-]*)?/[^\s'\x22`<>|;,)]*)+(?: [A-Z][\w.-]*)?"
 )
 _PATH_VERB = re2.compile(
-    r"(?i)\b(read|reading|cat|open|opening|print|show|dump|send|attach|include|upload|copy|edit|"
+    r"(?i)\b(lis|lisez|copie|copiez|envoie|envoyez|incluez|lee|lea|env[ií]a|copia|incluye|leia|envie|inclua|leggi|invia|includi|lies|kopiere|sende|schicke|read|reading|cat|open|opening|print|show|dump|send|attach|include|upload|copy|edit|"
     r"editing|modify|delete|remove|write|overwrite|append|chmod|post|paste|load|source|pass|"
     r"share|forward|leak|list|zip|tar|exfiltrate|from|of|appending|add|adding|writing|insert|"
     r"inserting|put|putting|place|placing)\b"
@@ -780,7 +789,7 @@ _EMBARGO = re2.compile(
 )
 # "appending the line '<a long key>' to ~/.ssh/authorized_keys": the verb is further back
 _STRONG_PATH_VERB = re2.compile(
-    r"(?i)\b(read|reading|cat|open|opening|print|show|dump|send|attach|include|upload|copy|edit|"
+    r"(?i)\b(lis|lisez|copie|copiez|envoie|envoyez|incluez|lee|lea|env[ií]a|copia|incluye|leia|envie|inclua|leggi|invia|includi|lies|kopiere|sende|schicke|read|reading|cat|open|opening|print|show|dump|send|attach|include|upload|copy|edit|"
     r"editing|modify|delete|remove|write|overwrite|append|chmod|post|paste|load|source|pass|"
     r"share|forward|leak|list|zip|tar|exfiltrate|appending|add|adding|writing|insert|inserting|"
     r"put|putting|place|placing|contents?|values?|text|body|data|everything)\b"
@@ -906,6 +915,18 @@ class IntentAnalyser:
                     continue  # https://www.npmjs.com/package/<name>: an address, not a leak
                 if what == "secrets" and _TEMPLATE_SUFFIX.match(text, end) is not None:
                     continue  # `.env.example`: the template, with no secret in it
+                if (
+                    what == "pushing or publishing"
+                    and _DESCRIBED_STATE.match(text, start)
+                    and not _BE_BEFORE.search(text[max(0, start - 24) : start])
+                ):
+                    continue  # "a TypeScript library published to npm": what it is, not a task
+                if what == "privileges" and _REQUIRES_BEFORE.search(
+                    text[max(0, start - 60) : start]
+                ):
+                    continue  # "'put' requires the Admin role", "become runs tasks with sudo"
+                if feature is Feature.RISK and _REFUSED.search(text[end : end + 80]):
+                    continue  # "commands that download and run scripts (curl | sh) are refused"
                 if what == SENDING and _LISTED_WORD.match(text, start) is not None:
                     continue  # "Email, display name, or account ID": a noun in a list
                 if what == SENDING and _NAMED_LINK.search(match.group(1)):
@@ -1184,6 +1205,22 @@ def _described(text: str, start: int, end: int | None = None) -> bool:
 _EXAMPLE_OF = re2.compile(
     r"(?i)\b(?:like|such\s+as|e\.g\.,?|for\s+example|for\s+instance)\s*[`'\x22]?$"
 )
+# A participle after a noun describes a state ("a library published to npm"); after "be" or
+# "get" ("make sure it gets published to npm") it is still asked for.
+_DESCRIBED_STATE = re2.compile(r"(?i)(?:pushed|published|deployed|released|merged)\b")
+_BE_BEFORE = re2.compile(
+    r"(?i)\b(?:be|been|being|gets?|got|have|has|had|is|are|was|were)\s+(?:\w+ly\s+)?$"
+)
+# What a tool or an action needs, described: "requires the RTR Admin role", "runs tasks with
+# sudo on the targets", "needs root to check /etc/shadow permissions".
+_REQUIRES_BEFORE = re2.compile(
+    r"(?i)\b(?:requires?|required|needs?|needed|runs|executes|restricted\s+to|only\s+(?:for|with))\b"
+    r"[^.!?\n]{0,40}$"
+)
+_NEEDS_TO = re2.compile(
+    r"(?i)\b(?:needs?|requires?|required)\s+(?:[\w-]+\s+){0,3}?to\s+(?:check|read|inspect|verify|"
+    r"audit|scan)\s+(?:the\s+)?$"
+)
 _REFUSED = re2.compile(
     r"(?i)^(?:[^.!?\n]|\.\S){0,60}?\b(?:are|is|will\s+be|get|gets)\s+(?:always\s+)?(?:rejected|refused|"
     r"blocked|denied|forbidden|prohibited|not\s+allowed|disallowed)\b"
@@ -1335,6 +1372,7 @@ def _tool_findings(hits: list[Hit], text: str) -> list[Finding]:
         or (
             h.feature is Feature.MENTION
             and _requested(text, h.start)
+            and not _NEEDS_TO.search(text[max(0, h.start - 60) : h.start])
             and not own_summary(text, h.start)
             and not _DEFAULT_VALUE.search(text[max(0, h.start - 12) : h.start])
         )

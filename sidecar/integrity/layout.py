@@ -29,12 +29,17 @@ _FRAME_WORDS = 5  # words outside quotations for them to be quotations in prose
 # After a word or a mark and a space, an opening bracket, `=`, markdown emphasis (`*"...`),
 # or an item of a list in code (`[\n    "...",`).
 _OPENING = re2.compile(
-    r"(?:[\w.,:;!?)\]\[{]\s+|[(*_]|=\s*|(?:^|\n)[ \t]*>[ \t]*)([\x22'\x{201C}\x{2018}«「„])"
-)  # ... or a markdown blockquote's `> "..."`
+    r"(?:[\w.,:;!?)\]\[{]\s+|[(*_]|=\s*|(?:^|\n)[ \t]*(?:>|[-*\x{2022}])[ \t]*)"
+    r"([\x22'\x{201C}\x{2018}«「„])"
+)  # ... or a markdown blockquote's `> "..."`, a list item's `- "..."`
 _CLOSING = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "«": "»", "「": "」",
             "„": "\u201c"}  # fmt: skip
 
 
+_SAID_BY_CALL = re2.compile(
+    r"(?i)(?:error|exception|raise|print|println|printf|log|warn|warning|fatal|panic|fail|"
+    r"abort|exit|die|throw|alert|console\.\w+|logger\.\w+|logging\.\w+)\s*\($"
+)
 # Inside a markdown link or image, after its address: `](docs/arch.png ` then the title.
 _LINK_TITLE_BEFORE = re2.compile(r"\]\([^()\s]+\s+$")
 # A YAML or JSON key opening the line before a quoted value (`  ai-ops/notes: "`).
@@ -52,10 +57,12 @@ def quotations(text: str) -> list[tuple[int, int]]:
         if len(spans) >= MAX_QUOTES:
             break
         before = text[max(0, start - 24) : start].rstrip().rsplit(None, 1)
-        if before and before[-1].startswith("-"):
+        if before and before[-1].startswith("-") and len(before[-1]) > 1:
             continue  # `sh -c '...'`, `python -c "..."`: a command's argument, not a quotation
         if text[max(0, start - 1) : start] == "=":
             continue  # `alt="..."`, `title='...'`: an attribute's value is said, not quoted
+        if _SAID_BY_CALL.search(text[max(0, start - 40) : start]) is not None:
+            continue  # `raise RuntimeError("...")`: an error or log message is said to its reader
         if _LINK_TITLE_BEFORE.search(text[max(0, start - 300) : start]) is not None:
             continue  # `![x](img.png "...")`: a link's title is shown on hover, not quoted
         line_start = text.rfind("\n", 0, start) + 1

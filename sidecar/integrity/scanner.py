@@ -137,7 +137,7 @@ class Scanner:
             quoted = quotations(judged)
             signs += _partnered(self._placed(judged, compiled, quoted))
             signs += self._intended(judged, scope, "")
-            signs += self._encoded(judged, compiled, scope)
+            signs += self._encoded(judged, compiled, scope, quoted)
             signs += _combined(signs, compiled.combinations, near=NEAR)
             return signs
         signs += self._rules(revealed.text, compiled, "")
@@ -215,9 +215,12 @@ class Scanner:
             return []
         return [_intent_sign(f, text, where) for f in self._intent.findings(text, scope)[:1]]
 
-    def _encoded(self, text: str, compiled: _Scope, scope: ScanScope) -> list[Sign]:
+    def _encoded(
+        self, text: str, compiled: _Scope, scope: ScanScope, quoted: Sequence[tuple[int, int]] = ()
+    ) -> list[Sign]:
         """Base64 and hex blocks that decode to text: scanned as text, and a sign of their
-        own (low: alone it means nothing; next to a note to an AI it does)."""
+        own (low: alone it means nothing; next to a note to an AI it does). A block inside a
+        sample a write-up shows (`setup.py contained:` then the code) is talked about."""
         if len(text) < self._policy.encoded_min_length:
             return []
         found: list[Sign] = []
@@ -226,6 +229,8 @@ class Scanner:
             for match in regex.finditer(text):
                 if blocks >= MAX_BLOCKS:
                     break
+                if inside(quoted, *match.span()):
+                    continue
                 decoded = decode(match.group(0)[:MAX_BLOCK_CHARS])
                 if decoded is None:
                     continue
