@@ -51,6 +51,12 @@ DENY, ASK, ALLOW = Verdict.DENY, Verdict.REQUIRE_APPROVAL, Verdict.ALLOW
         ("gcloud compute instances delete ci-runner-7 --zone europe-west1-b --quiet", ALLOW),
         ("aws s3 rb s3://acme-orders-archive --force", DENY),  # a whole bucket, its data with it
         ("aws s3 rb s3://prod-orders --force --profile dev", DENY),
+        # A home folder names a person, not a place: the user called dev owns no dev place.
+        ("kubectl delete deployment api -n payments --kubeconfig /home/dev/.kube/config", ASK),
+        ("python3 -c \"import sqlite3; sqlite3.connect('/home/dev/app/data.db')"
+         ".execute('DROP TABLE users')\"", ASK),
+        ("python3 -c \"import sqlite3; sqlite3.connect('test.db').execute('DROP TABLE users')\"",
+         ALLOW),
         ("helm rollback web 12 -n staging", ALLOW),
         ("helm rollback web 12 -n production", ASK),
         # A force push of one topic branch is the pusher's own; shared branches stay protected.

@@ -235,7 +235,8 @@ class Catalogue:
     def pattern_matches(self, pattern: str, text: str) -> bool:
         """Whether the policy's named text pattern (`production`) matches `text`."""
         compiled = self.text_patterns.get(pattern)
-        return compiled is not None and compiled.search(text) is not None
+        # Home folders name people, not places (`/home/dev/app/test.db` is no dev database).
+        return compiled is not None and compiled.search(_HOME_PREFIX.sub("~/", text)) is not None
 
     def __contains__(self, program: str) -> bool:
         return program in self._programs
@@ -307,10 +308,16 @@ class Catalogue:
             # Patterns anchored at the program (`^launchctl\s+unload`) see the command as
             # written without assignments too: `LANG=C launchctl unload` is that command.
             full = " ".join((*environment, line)) if environment else line
+            # A home folder names a person, not a place: `/home/dev/...` is no dev place.
+            placed = _HOME_PREFIX.sub("~/", full)
             given = frozenset(
                 f
                 for f, pattern in parsed.spec.text_flags
-                if pattern.search(full) or (full is not line and pattern.search(line))
+                if (
+                    pattern.search(placed)
+                    if f in _PLACE_FLAGS
+                    else pattern.search(full) or (full is not line and pattern.search(line))
+                )
             )
             if given:
                 parsed = parsed._replace(named=parsed.named | given)
@@ -328,6 +335,9 @@ class Catalogue:
 
 
 _MAX_RUNS_DEPTH = 4  # npx env-cmd prisma ...: runners within runners, bounded
+# Text flags that name where a command acts; they are matched with home folders written as ~.
+_PLACE_FLAGS = frozenset({"production", "disposable", "staging", "everyday"})
+_HOME_PREFIX = re2.compile(r"(?:/home|/Users)/[^/\s]+/")
 
 
 def read_arguments(spec: CompiledProgram, args: tuple[str, ...]) -> ParsedCommand:
