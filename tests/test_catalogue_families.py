@@ -49,9 +49,7 @@ async def verdict_of(command: str) -> Verdict:
         ("tofu apply -destroy -auto-approve", DENY),
         ("aws s3 rb s3://backups-prod --force", DENY),
         ("gcloud sql instances delete orders-prod --quiet", DENY),
-        # A place named to be thrown away is the developer's own (twelfth pass); another asks.
-        ("kubectl delete deployment api -n dev", ALLOW),
-        ("kubectl delete deployment api -n payments", ASK),
+        ("kubectl delete deployment api -n dev", ASK),
         ("aws ec2 terminate-instances --instance-ids i-0a1b2c3d", ASK),
         ("kubectl drain node-3 --ignore-daemonsets", ASK),
         ("kubectl delete pod api-7d9f8c7b5-x2x9z -n dev", ALLOW),

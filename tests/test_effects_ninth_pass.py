@@ -171,8 +171,7 @@ SESSIONS: dict[str, tuple[list[Step], Verdict]] = {
         ("mcp__k8s__delete_deployment", {"name": "api", "namespace": "prod"}, DENY),
         # A preview environment's namespace is thrown away as everyday work (tenth pass).
         ("mcp__k8s__delete_namespace", {"name": "preview-pr-7"}, ALLOW),
-        ("mcp__k8s__delete_namespace", {"name": "payments-dev"}, ALLOW),  # a dev place (twelfth pass)
-        ("mcp__k8s__delete_namespace", {"name": "payments-eu"}, DENY),
+        ("mcp__k8s__delete_namespace", {"name": "payments-dev"}, ASK),
     ],
 )  # fmt: skip
 async def test_tool_calls(tool: str, args: dict[str, Any], expected: Verdict) -> None:

@@ -28,8 +28,7 @@ DENY, ASK, ALLOW = Verdict.DENY, Verdict.REQUIRE_APPROVAL, Verdict.ALLOW
         ("bao audit disable syslog/", DENY),
         ("vault auth disable ldap", DENY),
         ("vault kv metadata delete kv/production/payments", DENY),
-        ("vault kv destroy -versions=3 kv/dev/feature-x", ALLOW),  # a dev path (twelfth pass)
-        ("vault kv destroy -versions=3 kv/payments/api", ASK),
+        ("vault kv destroy -versions=3 kv/dev/feature-x", ASK),
         ("vault kv put kv/dev/feature-x enabled=true", ALLOW),
         # git's credential helper hands out stored passwords: reading the password store.
         ("echo 'url=https://gitlab.example.org' | git credential fill", DENY),

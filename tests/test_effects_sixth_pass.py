@@ -118,7 +118,7 @@ async def test_the_effect_decides(command: str, expected: Verdict) -> None:
         ("mcp__kubernetes__resources_delete", {"kind": "Namespace", "name": "production"}, DENY),
         (
             "mcp__kubernetes__kubectl_delete",
-            {"resourceType": "deployment", "name": "api", "namespace": "payments"},
+            {"resourceType": "deployment", "name": "api", "namespace": "dev"},
             ASK,
         ),
         ("mcp__kubernetes__pods_delete", {"name": "api-7d9f", "namespace": "dev"}, ALLOW),

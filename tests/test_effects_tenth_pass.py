@@ -53,8 +53,7 @@ DENY, ASK, ALLOW = Verdict.DENY, Verdict.REQUIRE_APPROVAL, Verdict.ALLOW
         ("helm uninstall shop-pr-1931 -n previews", ALLOW),
         ("kubectl delete namespace review-app-88", ALLOW),
         ("kubectl --context prod delete namespace preview-3", DENY),
-        ("helm uninstall api -n dev", ALLOW),  # a dev place (twelfth pass)
-        ("helm uninstall api -n payments", ASK),
+        ("helm uninstall api -n dev", ASK),
         # Windows administration.
         ("wmic shadowcopy delete /nointeractive", DENY),
         ("powershell -Command \"Get-CimInstance Win32_ShadowCopy | Remove-CimInstance\"", DENY),

@@ -118,10 +118,11 @@ async def test_two_identical_calls_in_one_batch_use_one_answer(start_sidecar: St
 async def test_a_once_answer_settles_a_question_another_inspector_asked(
     start_sidecar: StartSidecar,
 ) -> None:
-    # Security asks about a force push of a feature branch (a shared branch's is denied);
+    # Security asks about a force push of a branch not named as a topic branch (a shared
+    # branch's is denied);
     # the person saw that prompt and allowed it once.
     address = (await start_sidecar()).addresses[0]
-    push = shell("p", "git push --force origin feature/login")
+    push = shell("p", "git push --force origin login-rework")
     first = await inspect_one(address, "s", push)
     assert "effects.destroy-git-history" in [f.rule_id for f in first.findings]
     decision = await ask(address, "s", push)

@@ -336,7 +336,7 @@ class Catalogue:
 
 _MAX_RUNS_DEPTH = 4  # npx env-cmd prisma ...: runners within runners, bounded
 # Text flags that name where a command acts; they are matched with home folders written as ~.
-_PLACE_FLAGS = frozenset({"production", "disposable", "staging", "everyday"})
+_PLACE_FLAGS = frozenset({"production", "disposable", "staging", "everyday", "throwaway"})
 _HOME_PREFIX = re2.compile(r"(?:/home|/Users)/[^/\s]+/")
 
 
