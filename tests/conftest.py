@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +121,17 @@ async def verdict_in(engine: PolicyEngine, tool: str, arguments: dict[str, Any])
     """The verdict of one call in a session of its own (nothing remembered from another)."""
     decision = await engine.inspect(f"{tool}-{arguments}", [ToolCall("1", tool, arguments)])
     return decision.verdicts[0].verdict
+
+
+async def last_verdict(
+    engine: PolicyEngine, session: str, steps: Sequence[tuple[str, dict[str, Any]]]
+) -> Verdict:
+    """The verdict of the last of `steps`, each inspected in order in one session."""
+    verdict = Verdict.ALLOW
+    for index, (tool, args) in enumerate(steps):
+        decision = await engine.inspect(session, [ToolCall(str(index), tool, args)])
+        verdict = decision.verdicts[0].verdict
+    return verdict
 
 
 def write_policy(directory: Path, name: str, text: str) -> Path:

@@ -7,10 +7,8 @@ from typing import Any
 
 import pytest
 
-from sidecar.engine import PolicyEngine
-from sidecar.inspection.model import ToolCall
 from sidecar.inspection.verdict import Mode, Verdict
-from tests.conftest import engine_for_mode, verdict_in
+from tests.conftest import engine_for_mode, last_verdict, verdict_in
 
 _ENGINE = engine_for_mode(Mode.AUTO)
 
@@ -71,14 +69,6 @@ Step = tuple[str, dict[str, Any]]
 )  # fmt: skip
 async def test_single_calls(command: str, expected: Verdict) -> None:
     assert await verdict_in(_ENGINE, "shell", {"command": command}) is expected
-
-
-async def _last(engine: PolicyEngine, session: str, steps: list[Step]) -> Verdict:
-    verdict = Verdict.ALLOW
-    for index, (tool, args) in enumerate(steps):
-        decision = await engine.inspect(session, [ToolCall(str(index), tool, args)])
-        verdict = decision.verdicts[0].verdict
-    return verdict
 
 
 def _bash(command: str) -> Step:
@@ -181,4 +171,4 @@ async def test_tool_calls(tool: str, args: dict[str, Any], expected: Verdict) ->
 @pytest.mark.parametrize("name", sorted(SESSIONS))
 async def test_sessions(name: str) -> None:
     steps, expected = SESSIONS[name]
-    assert await _last(_ENGINE, f"ninth-{name}", steps) is expected
+    assert await last_verdict(_ENGINE, f"ninth-{name}", steps) is expected

@@ -7,10 +7,8 @@ from typing import Any
 
 import pytest
 
-from sidecar.engine import PolicyEngine
-from sidecar.inspection.model import ToolCall
 from sidecar.inspection.verdict import Mode, Verdict
-from tests.conftest import engine_for_mode, verdict_in
+from tests.conftest import engine_for_mode, last_verdict, verdict_in
 
 _ENGINE = engine_for_mode(Mode.AUTO)
 
@@ -150,20 +148,10 @@ SESSIONS: dict[str, tuple[list[tuple[str, dict[str, Any]]], Verdict]] = {
 }  # fmt: skip
 
 
-async def _last(
-    engine: PolicyEngine, session: str, steps: list[tuple[str, dict[str, Any]]]
-) -> Verdict:
-    verdict = Verdict.ALLOW
-    for index, (tool, args) in enumerate(steps):
-        decision = await engine.inspect(session, [ToolCall(str(index), tool, args)])
-        verdict = decision.verdicts[0].verdict
-    return verdict
-
-
 @pytest.mark.parametrize("name", sorted(SESSIONS))
 async def test_sessions(name: str) -> None:
     steps, expected = SESSIONS[name]
-    assert await _last(_ENGINE, f"tenth-{name}", steps) is expected
+    assert await last_verdict(_ENGINE, f"tenth-{name}", steps) is expected
 
 
 @pytest.mark.parametrize(
@@ -198,6 +186,6 @@ async def test_a_gradle_repository_added_in_a_session_is_where_the_build_install
                   "new_string": 'maven { url "http://repo.mirror-fast.example.net/m2" }\nmavenCentral()'}),
         ("Bash", {"command": "./gradlew assembleDebug --refresh-dependencies"}),
     ]  # fmt: skip
-    assert await _last(_ENGINE, "tenth-gradle-repo", steps) is ASK
+    assert await last_verdict(_ENGINE, "tenth-gradle-repo", steps) is ASK
     plain = [("Bash", {"command": "./gradlew assembleDebug"})]
-    assert await _last(_ENGINE, "tenth-gradle-plain", plain) is ALLOW
+    assert await last_verdict(_ENGINE, "tenth-gradle-plain", plain) is ALLOW

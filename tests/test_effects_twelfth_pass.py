@@ -7,10 +7,8 @@ from typing import Any
 
 import pytest
 
-from sidecar.engine import PolicyEngine
-from sidecar.inspection.model import ToolCall
 from sidecar.inspection.verdict import Mode, Verdict
-from tests.conftest import engine_for_mode, verdict_in
+from tests.conftest import engine_for_mode, last_verdict, verdict_in
 
 _ENGINE = engine_for_mode(Mode.AUTO)
 _SMART = engine_for_mode(Mode.SMART_APPROVE)
@@ -188,17 +186,7 @@ SESSIONS: dict[str, tuple[list[tuple[str, dict[str, Any]]], Verdict]] = {
 }  # fmt: skip
 
 
-async def _last(
-    engine: PolicyEngine, session: str, steps: list[tuple[str, dict[str, Any]]]
-) -> Verdict:
-    verdict = Verdict.ALLOW
-    for index, (tool, args) in enumerate(steps):
-        decision = await engine.inspect(session, [ToolCall(str(index), tool, args)])
-        verdict = decision.verdicts[0].verdict
-    return verdict
-
-
 @pytest.mark.parametrize("name", sorted(SESSIONS))
 async def test_sessions(name: str) -> None:
     steps, expected = SESSIONS[name]
-    assert await _last(_ENGINE, f"twelfth-{name}", steps) is expected
+    assert await last_verdict(_ENGINE, f"twelfth-{name}", steps) is expected

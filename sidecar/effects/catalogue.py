@@ -309,7 +309,7 @@ class Catalogue:
             # written without assignments too: `LANG=C launchctl unload` is that command.
             full = " ".join((*environment, line)) if environment else line
             # A home folder names a person, not a place: `/home/dev/...` is no dev place.
-            placed = _HOME_PREFIX.sub("~/", full)
+            placed = _HOME_PREFIX.sub("~/", full) if "/" in full else full
             given = frozenset(
                 f
                 for f, pattern in parsed.spec.text_flags

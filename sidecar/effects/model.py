@@ -77,6 +77,7 @@ class Effect(NamedTuple):
 
 # The flag of effects in a place named as production (a host, an app, a cluster, a folder).
 PRODUCTION = frozenset({"production"})
+EVERYDAY = frozenset({"everyday"})  # a place named to be thrown away: everyday work
 # Origins a command line does not show: what a file holds came from the network or a decode.
 HIDDEN_ORIGINS = frozenset({Origin.NETWORK, Origin.DECODED})
 

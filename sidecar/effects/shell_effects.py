@@ -26,6 +26,7 @@ from sidecar.effects.inserted_text import with_inserted_text
 from sidecar.effects.kube_context import context_words, disguises_context, switched_to
 from sidecar.effects.model import (
     ENVIRONMENT,
+    EVERYDAY,
     HIDDEN_ORIGINS,
     PRODUCTION,
     STDIN,
@@ -433,9 +434,6 @@ def _interpreted(
     return found, problems
 
 
-_EVERYDAY = frozenset({"everyday"})
-
-
 def in_named_place(effects: list[Effect], code: str, catalogue: Catalogue) -> list[Effect]:
     """What code destroys is in production when the code names such a place (a host, a
     database, a connection string): `create_engine('postgresql://db.prod...')`."""
@@ -444,7 +442,7 @@ def in_named_place(effects: list[Effect], code: str, catalogue: Catalogue) -> li
     if catalogue.pattern_matches("production", code):
         return destroys_in(effects, PRODUCTION)
     if catalogue.pattern_matches("disposable_data", code):
-        return destroys_in(effects, _EVERYDAY)  # `connect('test.db')`, `:memory:`: dev data
+        return destroys_in(effects, EVERYDAY)  # `connect('test.db')`, `:memory:`: dev data
     return effects
 
 

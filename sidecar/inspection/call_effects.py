@@ -27,6 +27,7 @@ from sidecar.effects.kube_context import runs_kubernetes_client
 from sidecar.effects.mentioned_paths import possible_reads
 from sidecar.effects.model import (
     ENVIRONMENT,
+    EVERYDAY,
     PRODUCTION,
     STDIN,
     UNRESOLVED,
@@ -52,7 +53,6 @@ _REMEMBERED_LENGTH = 2048  # longer lines are worked out afresh, not kept
 _MAX_CONTENT = 128 * 1024  # written content analysed as code, at most
 _MAX_NESTED_ANALYSES = 32  # code written by code written by ...: bounded
 # Classes of paths whose content another program runs.
-_EVERYDAY = frozenset({"everyday"})
 RUNS_LATER = frozenset({"runs_later", "startup", "persistence", "git_hooks"})
 _SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".command", ".envrc")
 
@@ -422,7 +422,10 @@ class CallEffects:
             ]
             if "test_code" in classes:  # a fixture's drop_all() drops the test database
                 found = [
-                    e if PRODUCTION & e.flags else destroys_in([e], _EVERYDAY)[0] for e in found
+                    e._replace(flags=e.flags | EVERYDAY)
+                    if e.action is Action.DESTROY and not PRODUCTION & e.flags
+                    else e
+                    for e in found
                 ]
             return found + self._commands(commands, analyses) if commands else found
         # Units, desktop entries, cron tables, plists, package.json scripts, CI, editor
