@@ -449,7 +449,7 @@ _DEVCONTAINER_HOOKS = (
 def devcontainer_commands(content: str) -> list[str]:
     try:
         document = json.loads(_without_json_comments(content[:_MAX_AGENT_CONFIG]))
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past Python's limit: read by lines below
         return [_json_unescape(m) for m in _DEVCONTAINER_LINE.findall(content[:_MAX_AGENT_CONFIG])]
     if not isinstance(document, dict):
         return []
