@@ -287,7 +287,9 @@ def _argv_line(argv: Sequence[str]) -> str:
 def _file_form(
     kind: str, adapter: ToolAdapter, arguments: Mapping[str, Any], name: str
 ) -> CallForm:
-    paths = _paths(arguments, adapter.path)
+    # `fs.write{target, data}`: a file tool that spells its path unusually is read by the
+    # names any tool's path goes by, so the spelling never hides the file.
+    paths = _paths(arguments, adapter.path) or _paths(arguments, _FALLBACK_PATH)
     if kind == "read":
         return CallForm("files", files=tuple(FileChange("read", p) for p in paths), adapter=name)
     if kind == "delete":
@@ -312,7 +314,7 @@ def _file_form(
             ),
             adapter=name,
         )
-    content = _content(arguments, adapter.content)
+    content = _content(arguments, adapter.content) or _content(arguments, _FALLBACK_CONTENT)
     if not content and kind == "write":
         content = _unnamed_content(arguments, adapter)
     removed = _content(arguments, _REPLACED) if kind == "edit" else ""
@@ -343,7 +345,7 @@ def _paths(arguments: Mapping[str, Any], keys: Sequence[str]) -> list[str]:
 def _unnamed_content(arguments: Mapping[str, Any], adapter: ToolAdapter) -> str:
     """A write tool whose content key we do not know (`save_file{filename, data}`): what it
     writes is its other text, so no key name lets content skip analysis."""
-    skipped = {*adapter.path, *adapter.destination, *_CWD_KEYS}
+    skipped = {*adapter.path, *adapter.destination, *_CWD_KEYS, *_FALLBACK_PATH}
     texts = [
         value for key, value in arguments.items()
         if isinstance(value, str) and key not in skipped and value.strip()

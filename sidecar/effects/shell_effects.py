@@ -168,7 +168,9 @@ def line_effects(
         code_found = _fed_secrets_sent(command, code_found, catalogue, flow)
         code_found = _in_the_commands_place(code_found, found, command, catalogue)
         if command.via.startswith(REMOTE_VIAS):
-            found = _at_remote_place(found, command.via, catalogue)
+            found = _at_remote_place(
+                found + _remote_session(command, catalogue), command.via, catalogue
+            )
             code_found = _at_remote_place(code_found, command.via, catalogue)
         if code_found or code_problems:
             if flow.cwd:
@@ -461,6 +463,24 @@ def _in_the_commands_place(
 
 
 _REMOTE = frozenset({"remote"})
+_SHELL_PROGRAMS = frozenset({"sh", "bash", "zsh", "ash", "dash", "ksh", "fish", "busybox"})
+
+
+def _remote_session(command: SimpleCommand, catalogue: Catalogue) -> list[Effect]:
+    """What a command run in production does beyond its own effects: a bare shell there is
+    a session on that host, able to do anything (`kubectl exec -it -n prod api -- bash`).
+    In a dev pod it is everyday debugging."""
+    if command.positionals or command.stdin_text is not None or command.input_from:
+        return []
+    if command.program in _SHELL_PROGRAMS and _in_production_elsewhere(command, catalogue):
+        return [Effect(Action.EXECUTE, command.program, program=command.program)]
+    return []
+
+
+def _in_production_elsewhere(command: SimpleCommand, catalogue: Catalogue) -> bool:
+    return command.via.startswith(REMOTE_VIAS) and catalogue.pattern_matches(
+        "production", command.via
+    )
 
 
 def _at_remote_place(effects: list[Effect], via: str, catalogue: Catalogue) -> list[Effect]:
@@ -586,6 +606,10 @@ def _command_effects(
     if command.program in _ENV_PRINTERS and not command.positionals:
         output_sources = (ENVIRONMENT,)
     secrets = _printed_secrets(command, parsed, program, args, found, input_sources, flow)
+    if output_sources == (ENVIRONMENT,) and _in_production_elsewhere(command, catalogue):
+        # `ssh prod-web-1 env`, `kubectl exec -n prod api -- printenv`: a production app's
+        # environment holds its database passwords and API keys.
+        secrets = (*secrets, secret_data(f"{command.program} on {command.via}"))
     if secrets:
         output_sources = tuple(dict.fromkeys((*output_sources, *secrets)))
         flow.secrets = secrets
