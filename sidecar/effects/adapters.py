@@ -19,6 +19,13 @@ import re2
 
 from sidecar.effects.command_templates import render_template
 from sidecar.effects.hosts import URL
+from sidecar.effects.service_tools import (
+    aws_line,
+    is_aws_server,
+    is_kubernetes_server,
+    kubernetes_line,
+    wrapped_cli_line,
+)
 from sidecar.json_depth import deeper_than
 from sidecar.matching.globs import glob_to_re2
 from sidecar.policy.schema import ToolAdapter
@@ -30,7 +37,7 @@ _FALLBACK_COMMAND = ("command", "cmd", "commandline", "cmdline", "shell_command"
 _FALLBACK_PATH = (
     "file_path", "path", "filepath", "filename", "file", "target_file", "absolute_path",
     "absolutepath", "notebook_path", "dir_path", "directory", "destination", "target",
-    "source", "src", "artifact", "local_path", "attachment",
+    "source", "src", "artifact", "local_path", "attachment", "paths", "file_paths",
 )  # fmt: skip
 _FALLBACK_CONTENT = ("content", "contents", "file_text", "text", "code_edit", "data", "body")
 _FALLBACK_URL = ("url", "uri", "urls", "endpoint", "href", "link")
@@ -44,6 +51,8 @@ _SAVE_KEY = re2.compile(r"(?i)(output|^out|save|dest|download)")  # where a resp
 _SENDING_TOOL = re2.compile(
     r"(?i)(post|put|upload|send|share|publish|submit|attach|paste|webhook|deploy|release|ship)"
 )
+_UPLOADING_TOOL = re2.compile(r"(?i)(upload|attach|send_?file|share_?file)")
+_HOST_UNSAFE = re2.compile(r"[^A-Za-z0-9-]+")
 _RECEIVING_TOOL = re2.compile(r"(?i)(download|fetch|get|save|clone|pull|read)")
 _PATH_LIKE = re2.compile(r"^(~|\.{1,2})?/?[^\s/]*[/.][^\s]*$|^~$")
 _CWD_KEYS = ("workdir", "working_directory", "workingDirectory", "cwd", "dir_path")
@@ -74,6 +83,7 @@ class CallForm(NamedTuple):
 
 
 _UNKNOWN = CallForm("unknown")
+_PYTHON_NAMES = frozenset({"python", "python3", "py", "ipython"})
 # The text an edit replaces, by the runtimes' names for it (MultiEdit's edits hold it too).
 _REPLACED = ("old_string", "old_str", "oldString", "old_text", "search", "find", "edits")
 # Arguments of database tools that say where a statement runs.
@@ -126,6 +136,9 @@ class ToolAdapters:
 
     def _form(self, name: str, arguments: Mapping[str, Any], depth: int = 0) -> CallForm:
         adapter = self.adapter_for(name)
+        service = _service_form(name, adapter, arguments)
+        if service is not None:
+            return service
         if adapter is None:
             return _fallback(arguments, name)
         kind = adapter.kind
@@ -162,6 +175,38 @@ class ToolAdapters:
         if not isinstance(inner, dict):
             inner = {}
         return self.form(f"mcp__{server}__{tool}", inner, depth + 1)
+
+
+def _service_form(
+    name: str, adapter: ToolAdapter | None, arguments: Mapping[str, Any]
+) -> CallForm | None:
+    """A service's structured tool as the CLI line it amounts to (service_tools.py). A
+    profile's own template is used when it can be filled; a profile other than a shell or a
+    template (a file tool, a fetch) keeps the call."""
+    if adapter is not None and adapter.kind not in ("shell", "template"):
+        return None
+    if adapter is not None and adapter.kind == "template":
+        line = render_template(adapter.template, arguments)
+        if line is not None:
+            return CallForm("shell", shell=line, adapter=adapter.name)
+    server = _server_of(name)
+    tool = name.rsplit("__", 1)[-1] if server else name
+    line = None
+    if is_kubernetes_server(server, tool):
+        line = kubernetes_line(tool, arguments)
+    if line is None and adapter is None and is_aws_server(server):
+        line = aws_line(tool, arguments)
+    if line is None:
+        line = wrapped_cli_line(tool, server, arguments)
+    return None if line is None else CallForm("shell", shell=line, adapter="service tool")
+
+
+# `database_url`, `dbHost`, `connectionUri`: any spelling of where a statement runs.
+_PLACE_KEY = re2.compile(r"(?i)(url|uri|dsn|host|database|connection|conn_?str|server|cluster)")
+
+
+def _names_place(key: str) -> bool:
+    return key.lower() in _PLACE_KEYS or _PLACE_KEY.search(key) is not None
 
 
 def _server_of(name: str) -> str:
@@ -224,7 +269,12 @@ def _read_form(
         return _fetch_form(arguments, adapter.url, name)
     if kind == "code":
         code = _text(_first(arguments, adapter.code))
-        language = adapter.language or _text(_first(arguments, (adapter.language_key,)))
+        # `run_code{language: "javascript", code}`: the language the call names wins over the
+        # profile's default (a notebook kernel's Python keeps its shell escapes).
+        given = _text(_first(arguments, (adapter.language_key, "lang"))).lower().strip()
+        if given in _PYTHON_NAMES and adapter.language == "ipython":
+            given = ""
+        language = given or adapter.language
         return CallForm("code", language=language.lower(), code=code, adapter=name)
     if kind == "sql":
         # A database tool is a database client: the catalogue's model of one judges the
@@ -239,7 +289,7 @@ def _read_form(
         # flags see it as they see `-h db.prod.internal`, so production is named here too.
         places = [
             v for k, v in arguments.items()
-            if str(k).lower() in _PLACE_KEYS and isinstance(v, str) and 0 < len(v) <= 200
+            if _names_place(str(k)) and isinstance(v, str) and 0 < len(v) <= 200
         ]  # fmt: skip
         if server:  # `mcp__prod-postgres__query`: the server is configured for one database
             places.append(server)
@@ -502,6 +552,23 @@ def _fallback(arguments: Mapping[str, Any], name: str = "") -> CallForm:
         # `http_post{url, file}`: a tool named for sending, given a URL and a file, sends it.
         form = _fetch_form(arguments, urls, "fallback")
         return form._replace(uploads=tuple(dict.fromkeys((*form.uploads, *paths))))
+    if (
+        paths
+        and _first(arguments, urls) is None
+        and _UPLOADING_TOOL.search(name)
+        and not _RECEIVING_TOOL.search(name)
+        and _first(arguments, _FALLBACK_CONTENT) is None
+    ):
+        # `slack_upload_file{channels, file_path}`, `browser_file_upload{paths}`: the files go
+        # to the tool's service (or the page open in the browser), a host no one allowlisted.
+        where = _server_of(name) or name
+        return CallForm(
+            "fetch",
+            urls=(f"https://{_HOST_UNSAFE.sub('-', where)[:60]}.mcp-server.invalid/",),
+            method="POST",
+            uploads=tuple(paths),
+            adapter="fallback",
+        )
     if paths:
         content = _first(arguments, _FALLBACK_CONTENT)
         if isinstance(content, str):

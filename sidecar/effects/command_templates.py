@@ -12,7 +12,8 @@ from typing import Any
 
 import re2
 
-_PLACEHOLDER = re2.compile(r"\{([A-Za-z0-9_.-]+)(:raw)?\}")
+# {key} or {key|other_key}: servers spell one argument differently (`username`, `user`).
+_PLACEHOLDER = re2.compile(r"\{([A-Za-z0-9_.|-]+)(:raw)?\}")
 _GROUP = re2.compile(r"\[([^\[\]]*)\]")
 
 
@@ -20,8 +21,15 @@ def render_template(template: str, arguments: Mapping[str, Any]) -> str | None:
     """The command line, or None when a required argument is missing."""
     lowered = {str(k).lower(): v for k, v in arguments.items()}
 
-    def value(key: str, raw: bool) -> str | None:
-        found = arguments.get(key, lowered.get(key.lower()))
+    def value(keys: str, raw: bool) -> str | None:
+        found = next(
+            (
+                v
+                for key in keys.split("|")
+                if (v := arguments.get(key, lowered.get(key.lower()))) not in (None, "", [], {})
+            ),
+            None,
+        )
         if found is None or found == "" or found == [] or found == {}:
             return None
         if isinstance(found, list) and all(isinstance(v, (str, int, float)) for v in found):

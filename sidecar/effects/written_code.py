@@ -219,6 +219,9 @@ _GIT_SECTION = re2.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"([^"]*)")?\s*\]')
 _GIT_VALUE = re2.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*?)\s*$")
 
 
+_GIT_HOOK_DIRECTORIES = frozenset({"core.hookspath", "init.templatedir"})
+
+
 def git_config_commands(content: str) -> list[str]:
     """Values git runs as shell commands: aliases and helpers starting with `!`, pagers,
     editors, core.sshCommand, core.fsmonitor, filters, diff drivers, ..."""
@@ -236,6 +239,11 @@ def git_config_commands(content: str) -> list[str]:
         key, text = f"{section}.{value.group(1).lower()}", value.group(2)
         if len(text) >= 2 and text[0] == text[-1] == '"':
             text = text[1:-1].replace('\\"', '"')
+        if key in _GIT_HOOK_DIRECTORIES and text.strip():
+            # hooksPath = /tmp/shared-hooks: git runs that folder's hooks on every command,
+            # as `git config core.hooksPath` makes it.
+            found.append(f"git config {key} {shlex.quote(text)}")
+            continue
         if git_runs(key, text) and text.strip("!"):
             command = text.removeprefix("!")
             if key.startswith("credential") and key.endswith(".helper"):
