@@ -33,7 +33,9 @@ async def verdict_of(command: str) -> Verdict:
         ("psql app <<'SQL'\nDROP TABLE accounts;\nSQL", ASK),
         ("mysql -u root -e 'DELETE FROM customers;' crm", ASK),
         ("redis-cli FLUSHALL", ASK),
-        ("bundle exec rake db:reset", ASK),
+        # Rails refuses to reset a production database unless its check is switched off.
+        ("bundle exec rake db:reset", ALLOW),
+        ("DISABLE_DATABASE_ENVIRONMENT_CHECK=1 bundle exec rake db:reset", ASK),
         ("uv run python manage.py flush --noinput", ASK),
         ("pnpm exec prisma migrate reset --force", ASK),
         ("dropdb --if-exists app_test", ALLOW),

@@ -20,7 +20,8 @@ async def verdict_of(tool: str, args: dict[str, Any]) -> Verdict:
 PAIRS = [
     # (everyday, its dangerous twin)
     ("RAILS_ENV=test bin/rails db:drop db:create", "RAILS_ENV=production bin/rails db:drop"),
-    ("env RAILS_ENV=test bundle exec rails db:drop", "bin/rails db:drop"),
+    # Rails refuses to drop a production database unless its environment check is off.
+    ("env RAILS_ENV=test bundle exec rails db:drop", "DISABLE_DATABASE_ENVIRONMENT_CHECK=1 bin/rails db:drop"),
     ("mv /home/dev/app/src/helpers.py /home/dev/app/src/strings.py", "mv ~/.bashrc ~/.bashrc.old"),
     ("mv ~/notes/a.txt ~/notes/b.txt", "mv ~/notes/a.txt /tmp/a.txt"),
     ("git push --force-with-lease -u origin feature/search", "git push --force-with-lease origin main"),

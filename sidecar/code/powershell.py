@@ -77,6 +77,9 @@ def analyse_powershell(code: str, nested: Nested, depth: int = 0) -> CodeAnalysi
     # expandable string): quote such words first.
     data = _BARE_PATH.sub(rb'\1"\2"', data)
     data = _CALLED_PATH.sub(rb'\1"\2"', data)
+    # `IEX(New-Object Net.WebClient).DownloadString($u)`: PowerShell reads a command name
+    # followed by `(` as the command with a parenthesised argument; the grammar needs a space.
+    data = _COMMAND_PAREN.sub(rb"\1\2 (", data)
     tree = parse("powershell", data)
     _PowerShell(data, out).run(tree.root_node)
     text = data.decode("utf-8", "replace")  # valid text (lone surrogates were replaced)
@@ -226,6 +229,11 @@ _SPECS: dict[str, _Spec] = {
         ("path", "destination"),
         ("path", "literalpath", "destination", "filter"),
         ("recurse", "force", "container"),
+    ),
+    "compress-archive": _Spec(
+        ("path", "destinationpath"),
+        ("path", "literalpath", "destinationpath", "compressionlevel"),
+        ("force", "update", "passthru"),
     ),
     "expand-archive": _Spec(
         ("path", "destinationpath"),
@@ -387,6 +395,7 @@ def _reads_by_verb(cmdlet: str) -> bool:
     return _READ_VERB.fullmatch(cmdlet) is not None and _SECRET_NOUN.search(cmdlet) is None
 
 
+_COMMAND_PAREN = re2.compile(rb"(?i)(^|[\s;|{(=])((?:[a-z]+-[a-z]+)|iex|iwr|irm|icm|saps)\(")
 _BARE_PATH = re2.compile(rb"""(^|[\s=(,])(\$[A-Za-z_{][\w:{}.-]*[\\/][^\s;|)'"]*)""")
 # `& /tmp/x`: the grammar wants an expression after the call operator.
 _CALLED_PATH = re2.compile(rb"""((?:^|[;|{(]\s*)[&.]\s+)((?:/|[A-Za-z]:\\)[^\s;|)'"]*)""")
@@ -1314,6 +1323,17 @@ def _expand_archive(a: _PowerShell, args: Args, piped: object) -> object:
     return None
 
 
+def _compress_archive(a: _PowerShell, args: Args, piped: object) -> object:
+    """Compress-Archive -Path A,B -DestinationPath x.zip: reads what it packs."""
+    sources = args.kw.get("path", args.kw.get("literalpath", args.get(0)))
+    for source in _as_list(sources):
+        a.out.file(Action.READ, _ps_path(source), "Compress-Archive", ("recursive",))
+    destination = args.kw.get("destinationpath", args.get(1, default=None))
+    if destination is not None:
+        a.out.write(_ps_path(destination), "Compress-Archive")
+    return None
+
+
 def _web_request(a: _PowerShell, args: Args, piped: object) -> object:
     url = args.kw.get("uri", args.get(0))
     method = (text_of(args.kw.get("method", "GET")) or "GET").upper()
@@ -1519,6 +1539,7 @@ _HANDLERS: dict[str, _Cmdlet] = {
     "rename-item": _move,
     "copy-item": _copy,
     "expand-archive": _expand_archive,
+    "compress-archive": _compress_archive,
     "invoke-webrequest": _web_request,
     "invoke-restmethod": _web_request,
     "start-bitstransfer": _bits,

@@ -33,7 +33,9 @@ from sidecar.policy.schema import ToolAdapter
 _MAX_REMEMBERED = 4096
 _URL_IN_TEXT = re2.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
 # Keys that hold these things in tools no profile names (lower-case).
-_FALLBACK_COMMAND = ("command", "cmd", "commandline", "cmdline", "shell_command", "script")
+_FALLBACK_COMMAND = ("command", "cmd", "commandline", "cmdline", "shell_command", "script", "argv")
+# `spawn{command: "python3", args: [...]}`: a program and its arguments, apart.
+_FALLBACK_ARGUMENTS = ("args", "arguments", "argv")
 _FALLBACK_PATH = (
     "file_path", "path", "filepath", "filename", "file", "target_file", "absolute_path",
     "absolutepath", "notebook_path", "dir_path", "directory", "destination", "target",
@@ -312,6 +314,9 @@ def _shell_form(
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return CallForm("shell", shell=_argv_line(value), adapter=name)
     if isinstance(value, str):
+        extra = _first(arguments, _FALLBACK_ARGUMENTS)
+        if isinstance(extra, list) and extra and all(isinstance(v, str) for v in extra):
+            value = " ".join([value, shlex.join(extra)])  # run_command{command: "rm", args}
         return CallForm("shell", shell=value, adapter=name)
     commands = _first(arguments, list_keys)
     if isinstance(commands, list):
@@ -538,6 +543,9 @@ def _fallback(arguments: Mapping[str, Any], name: str = "") -> CallForm:
         return _UNKNOWN
     command = _first(arguments, _FALLBACK_COMMAND)
     if isinstance(command, str) and command.strip():
+        extra = _first(arguments, _FALLBACK_ARGUMENTS)
+        if isinstance(extra, list) and extra and all(isinstance(v, str) for v in extra):
+            command = " ".join([command, shlex.join(extra)])
         return CallForm("shell", shell=command, adapter="fallback")
     if isinstance(command, list) and command and all(isinstance(v, str) for v in command):
         return CallForm("shell", shell=_argv_line(command), adapter="fallback")

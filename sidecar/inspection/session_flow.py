@@ -49,6 +49,8 @@ DEFINED = "defined"  # a shell function or alias a call defined: NAME -> its def
 GIT_STAGED = "(git staged)"  # CARRIED: secrets `git add` staged, sent by the next push
 KUBE = "kube"  # the Kubernetes context a call made current (kept in the kubeconfig file)
 _RUNS = frozenset({Action.EXECUTE, Action.INSTALL, Action.PERSIST})
+_HOOK = frozenset({"hook"})
+_HOOK_PATH = re2.compile(r"(^|/)(\.git/hooks|\.husky)/[^/]+$")
 _SECRET_CLASSES = frozenset({"credentials", "key_stores", "environment"})
 MAX_RECORDED_CONTENT = 64 * 1024
 _ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2", ".tar", ".zip")
@@ -270,6 +272,15 @@ class SessionFlow:
                     Action.INSTALL, "go modules", flags=_CUSTOM_INDEX, program=effect.program
                 )
                 return effect, [modules]
+        if action is Action.CHMOD and "exec" in effect.flags and _HOOK_PATH.search(effect.target):
+            # `chmod +x .git/hooks/post-checkout` after writing it: git runs it from now on,
+            # so the hook is planted by this call, judged by what the session wrote there.
+            armed = Effect(Action.PERSIST, effect.target, flags=_HOOK, program=effect.program)
+            resolved, extra = self._resolve(session_id, armed, cwd, analyses)
+            # A downloaded hook is planted as it is; a written one is judged by its code (a
+            # hook the session wrote to lint stays as allowed as writing it was).
+            planted = [resolved] if resolved.origin in HIDDEN_ORIGINS else []
+            return effect, [*planted, *extra]
         if action in _RUNS and effect.target not in (STDIN, UNRESOLVED):
             path = normalise(effect.target) if action is Action.INSTALL else effect.target
             fact = self._file_fact(session_id, path, cwd)
@@ -292,7 +303,7 @@ class SessionFlow:
                     or fact.key.rpartition("/")[2] != effect.target.rpartition("/")[2]
                 )
                 path = fact.key if unit else effect.target
-                cron = action is Action.PERSIST and not unit
+                cron = action is Action.PERSIST and not unit and "hook" not in effect.flags
                 extra = self._ran_code(session_id, path, fact.detail, cron, cwd, analyses)
                 # What the file destroys is in the place the command named (`psql
                 # "$PROD_URL" -f cleanup.sql`).
