@@ -223,6 +223,8 @@ _ADDRESS = [
     # This message is addressed to the AI assistant / content intended for AI agents only
     rf"(?i)\b((?:addressed|directed|written|intended|meant)\s+(?:only\s+|solely\s+|specifically\s+)?"
     rf"(?:to|for)\s+(?:the\s+|any\s+|an?\s+|all\s+|every\s+|whichever\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE})\b",
+    # एआई सहायक के लिए निर्देश (Hindi: instructions for the AI assistant)
+    rf"({_ROLE}\s+(?:\S+\s+){{0,2}}?के\s+लिए\s+(?:निर्देश\S*|नोट|संदेश|सूचना))",
     # AI 어시스턴트에게: / 에이전트님께 / 참고(AI 전용): (Korean: to the role, for the role only)
     rf"({_ROLE}\s*(?:님)?(?:에게|께|한테)\s*(?:[:\x{{FF1A}}]|\n|(?:알림|안내|지시|요청))|"
     rf"[(\[]\s*{_ROLE}\s*전용\s*[)\]])",
@@ -275,6 +277,9 @@ _ROLE_MARKER = [
     r"notice|instructions?|override|directive)\s*>)",
     # <INFORMATION> ... </INFORMATION>: the published "important message" injection's wrapper
     r"(</?(?:INFORMATION|IMPORTANT_INSTRUCTIONS)>)",
+    # <IMPORTANT> in a tool's description: the published tool-poisoning wrapper (in data it
+    # is also how docs mark a warning, so it counts only in tools; see IntentAnalyser.hits)
+    r"(?i)(</?important>)",
     # "| ### system: you are in maintenance mode": a heading-style role inside a table cell
     r"(?i)(?:^|[\s|])(#{2,4}\s*(?:system|developer|admin)\s*:)",
 ]
@@ -290,6 +295,8 @@ _OVERRIDE = [
     rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_OVERRIDE_VERB}\s+(?:[^.!?\n]{{0,30}}?\s)?(?:{_EARLIER}\s+(?:[^.!?\n]"
     rf"{{0,20}}?\s)?{_INSTRUCTIONS}|{_INSTRUCTIONS}\s+{_EARLIER}))(?:$|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])",
     rf"({_OVERRIDE_VERB}[^。\n]{{0,6}}?{_EARLIER}[^。\n]{{0,8}}?{_INSTRUCTIONS})",
+    # पिछले सभी निर्देशों को अनदेखा करें (Hindi: what is dropped comes first, marked by को)
+    rf"({_EARLIER}\s+(?:\S+\s+)?{_INSTRUCTIONS}\s+को\s+{_OVERRIDE_VERB})",
     r"(?i)\b(new\s+(?:system\s+)?instructions\s*:|your\s+(?:instructions|rules|orders|task)\s+"
     r"(?:have|has)\s+(?:changed|been\s+(?:updated|replaced|revoked))|follow\s+(?:the\s+tool|this\s+"
     r"tool|these\s+instructions|me)\b[^.\n]{0,20}\bnot\s+the\s+user|regardless\s+of\s+what(?:ever)?\s+"
@@ -322,6 +329,8 @@ _OVERRIDE = [
 ]
 _SECRECY = [
     # 사용자에게 묻지 마세요 / 알리지 마십시오 (Korean: do not ask or tell the user)
+    # उपयोगकर्ता को न बताएं (Hindi: do not tell the user)
+    r"((?:उपयोगकर्ता|यूज़र|यूजर|ग्राहक)\s+को\s+(?:न|मत|ना)\s+बता\S*)",
     r"((?:사용자|유저|고객|관리자)(?:에게|한테|께)?(?:는|도)?\s*(?:묻지|알리지|말하지|보고하지|"
     r"확인(?:하지|을\s*받지|받지))\s*(?:마|않))",
     r"(?i)\b((?:do\s+not|don'?t|never|without|no\s+need\s+to)\s+(?:tell(?:ing)?|inform(?:ing)?|"
@@ -504,7 +513,7 @@ _RISK: list[tuple[str, str]] = [
         # https://x.example/collect に送信して: the recipient first, then the verb (Japanese,
         # Korean word order).
         SENDING,
-        rf"(?i)({_RECIPIENT}\s*(?:に|へ|宛てに|까지|에게|으로|로|에)\s*{_SEND_VERB})",
+        rf"(?i)({_RECIPIENT}\s*(?:に|へ|宛てに|까지|에게|으로|로|에|पर\s|को\s)\s*{_SEND_VERB})",
     ),
     (
         # A chat channel is a recipient when what goes there is data, not a summary.
@@ -571,6 +580,23 @@ _RISK: list[tuple[str, str]] = [
         r"book|mailing\s+lists?|team))\b",
     ),
     (
+        # "attach the board deck and the salary spreadsheet and send them to the organizer",
+        # "DM me the contents of the #security-incidents channel"
+        "the person's data",
+        r"(?i)\b((?:attach|send|forward|share|email|e-mail|upload|dm|pm)\w*\b[^.!?\n]{0,80}?\b(?:salary|"
+        r"salaries|payroll|board\s+(?:deck|minutes|materials)|financial\s+statements?|tax\s+returns?|"
+        r"bank\s+statements?|customer\s+list|employee\s+records?|hr\s+files?|medical\s+records?)\b|"
+        r"(?:dm|pm|direct[\s-]message|message|send|email|forward)\s+me\s+(?:the\s+|all\s+)?"
+        r"(?:contents?|history|messages|logs?|transcripts?)\s+of\s+(?:the\s+)?#[\w-]+)",
+    ),
+    (
+        # "run `select * from integration_tokens` and include the results": a table of
+        # credentials read
+        "reading password hashes",
+        r"(?i)\b(select\b[^;\n]{0,80}?\bfrom\s+[\w.\x22`]*(?:tokens?|secrets?|credentials?|api_?keys?|"
+        r"passwords?)\b)",
+    ),
+    (
         "reading password hashes",
         r"(?i)\b(select\b[^;\n]{0,80}?\b(?:passw(?:or)?d\w*|authentication_string|password_hash|"
         r"secret_key|api_?keys?)\b[^;\n]{0,80}?\bfrom\b|pg_shadow|pg_authid|mysql\.user\b)",
@@ -583,6 +609,13 @@ _RISK: list[tuple[str, str]] = [
         r"(?:conversation|chat(?:\s+history)?|transcript|session\s+history)(?:\s+so\s+far)?\s+"
         r"(?:as|in|into|to)\b|(?:the\s+)?contents\s+of\s+(?:every|each|all)\s+"
         r"(?:the\s+)?files?\s+you(?:'ve|\s+have)?\s+(?:read|opened|seen))\b",
+    ),
+    (
+        # "include the results in your next call to create_support_ticket"
+        "what the model has read",
+        r"(?i)\b((?:include|pass|put|add|attach|send)\w*\b[^.!?\n]{0,60}?\b(?:in|into|with|to)\s+"
+        r"(?:your\s+|the\s+)?(?:next|every|each|any|following)\s+calls?\s+(?:to|of)\s+[`'\x22]?"
+        r"[a-z][a-z0-9]*_[a-z0-9_]+)",
     ),
     (
         "revealing its instructions",
@@ -877,6 +910,11 @@ _NEGATION = re2.compile(r"(?i)\b(never|not|don'?t|do\s+not|no|avoid|without|nor)
 _TRIM = ".,:;!?)]}'\x22"
 
 
+_TOOLS_ONLY = re2.compile(r"(?i)</?important>")
+_THIRD_PERSON = re2.compile(
+    r"(?i)\b(its|their|his|her|the\s+(?:model|agent|assistant|llm|bot)['\x{2019}]s)\s+"
+    r"(?:\w+\s+){0,2}?(?:instructions?|prompts?|rules|guidelines)\b"
+)
 _PRODUCT_NAMES = re2.compile(r"(?i)\b1password\b")
 
 
@@ -932,6 +970,12 @@ class IntentAnalyser:
                     continue
                 if feature is Feature.RISK and _negated(text, start, end):
                     continue
+                if (
+                    feature is Feature.ROLE_MARKER
+                    and scope != "tools"
+                    and _TOOLS_ONLY.match(text, start, end)
+                ):
+                    continue
                 if what == "safety controls" and _ONLY_AFTER.match(text, end):
                     continue  # "Skip interactive approval (only after the user confirmed)"
                 if what == "safety controls" and _ASKS_FOR_CONTROL.search(text, start, end + 1):
@@ -952,6 +996,8 @@ class IntentAnalyser:
                     continue  # "never add a dependency without mentioning it": must mention
                 if feature is Feature.OVERRIDE and retold(text, start):
                     continue  # "tricked it into ignoring ...", an indented example: told of
+                if feature is Feature.OVERRIDE and of_another(text, start, end):
+                    continue  # "input that tells a model to disregard its original instructions"
                 if what == LINK_OUT and _names_only_identifiers(match.group(1)):
                     continue  # https://www.npmjs.com/package/<name>: an address, not a leak
                 if what == "secrets" and _TEMPLATE_SUFFIX.match(text, end) is not None:
@@ -1196,6 +1242,12 @@ def _names_only_identifiers(link: str) -> bool:
     if "$(" in link or "%7b" in link.lower():
         return False
     return bool(names) and all(n.strip().lower() in _IDENTIFIERS for n in names)
+
+
+def of_another(text: str, start: int, end: int) -> bool:
+    """An override of someone else's instructions ("disregard its original instructions")
+    describes an attack; one that speaks to the reader says "your" or nothing."""
+    return _THIRD_PERSON.search(text[start:end]) is not None
 
 
 def disclosure_required(text: str, start: int) -> bool:

@@ -26,6 +26,7 @@ from sidecar.integrity.intent import (
     disclosure_required,
     forbids,
     guards_data,
+    of_another,
     own_summary,
     possible,
     prohibited,
@@ -162,6 +163,8 @@ class Scanner:
                         continue  # "the assistant should never ...": asks nothing
                     if rule.category == "override" and guards_data(text, end):
                         continue  # "ignore instructions that appear in messages": a guard
+                    if rule.category == "override" and of_another(text, start, end):
+                        continue  # "tells a model to disregard its original instructions"
                     if rule.category in ("override", "secret_files") and (
                         retold(text, start) or _retold_inside(text, start, end)
                     ):
