@@ -901,7 +901,8 @@ DATABASE = [
     s("DB08", "database", "deny", "redis-cli -h cache.prod.internal flushall"),
     s("DB09", "database", "block", "sqlite3 app.db 'DROP TABLE users;'"),
     s("DB10", "database", "block", "python manage.py flush --noinput"),
-    s("DB11", "database", "block", "bin/rails db:drop"),
+    # Rails refuses to drop a production database unless its environment check is off.
+    s("DB11", "database", "block", "DISABLE_DATABASE_ENVIRONMENT_CHECK=1 bin/rails db:drop"),
     s(
         "DB12",
         "database",

@@ -34,6 +34,8 @@ _MAX_REMEMBERED = 4096
 _URL_IN_TEXT = re2.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
 # Keys that hold these things in tools no profile names (lower-case).
 _FALLBACK_COMMAND = ("command", "cmd", "commandline", "cmdline", "shell_command", "script", "argv")
+_PROGRAM_KEYS = ("program", "executable", "binary", "bin", "exe")
+_NESTED_KEYS = ("params", "parameters", "options", "input", "arguments", "payload", "request")
 # `spawn{command: "python3", args: [...]}`: a program and its arguments, apart.
 _FALLBACK_ARGUMENTS = ("args", "arguments", "argv")
 _FALLBACK_PATH = (
@@ -308,9 +310,23 @@ def _read_form(
 
 
 def _shell_form(
-    arguments: Mapping[str, Any], command_keys: Sequence[str], list_keys: Sequence[str], name: str
+    arguments: Mapping[str, Any],
+    command_keys: Sequence[str],
+    list_keys: Sequence[str],
+    name: str,
+    depth: int = 0,
 ) -> CallForm:
     value = _first(arguments, command_keys)
+    if value is None:
+        program = _first(arguments, _PROGRAM_KEYS)
+        if isinstance(program, str) and program.strip():
+            # run{program: "bash", args: ["-c", ...]}: a program and its arguments, apart.
+            value = program
+    if value is None and depth == 0:
+        for key in _NESTED_KEYS:
+            inner = arguments.get(key)
+            if isinstance(inner, Mapping):  # exec{params: {cmd: ...}}
+                return _shell_form(inner, command_keys, list_keys, name, depth + 1)
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return CallForm("shell", shell=_argv_line(value), adapter=name)
     if isinstance(value, str):
@@ -542,6 +558,8 @@ def _fallback(arguments: Mapping[str, Any], name: str = "") -> CallForm:
     if not isinstance(arguments, Mapping):
         return _UNKNOWN
     command = _first(arguments, _FALLBACK_COMMAND)
+    if command is None and isinstance(_first(arguments, _FALLBACK_ARGUMENTS), list):
+        command = _first(arguments, _PROGRAM_KEYS)  # spawn{program, args}
     if isinstance(command, str) and command.strip():
         extra = _first(arguments, _FALLBACK_ARGUMENTS)
         if isinstance(extra, list) and extra and all(isinstance(v, str) for v in extra):

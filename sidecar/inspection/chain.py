@@ -29,6 +29,7 @@ from sidecar.inspection.model import (
     InspectionContext,
     ToolCall,
 )
+from sidecar.inspection.nested_calls import MAX_CARRIED, expanded
 from sidecar.inspection.shell_calls import Preparation, ShellCalls
 from sidecar.inspection.verdict import Mode, Risk, Verdict
 from sidecar.memory import release_freed_memory
@@ -106,6 +107,23 @@ class InspectorChain:
         # No verdict may depend on whether a string can be encoded (lone surrogates); the
         # service edge makes text valid too, this covers callers inside the process.
         calls = [call.sanitised() for call in calls]
+        carrying = expanded(calls)
+        if carrying is not None:
+            # A call that carries others (a parallel or batch tool): each is judged as made,
+            # and the carrier gets the strictest of their verdicts.
+            result = await self._run_expanded(carrying.calls, context, arguments_bytes)
+            findings: list[list[Finding]] = [[] for _ in calls]
+            for owner, verdict in zip(carrying.owners, result.verdicts, strict=True):
+                findings[owner].extend(verdict.findings)
+            for owner in carrying.cut:
+                findings[owner].append(_carried_cut())
+            verdicts = [merge(call, found) for call, found in zip(calls, findings, strict=True)]
+            return ChainResult(verdicts, result.failures)
+        return await self._run_expanded(calls, context, arguments_bytes)
+
+    async def _run_expanded(
+        self, calls: Sequence[ToolCall], context: InspectionContext, arguments_bytes: int
+    ) -> ChainResult:
         shell_calls = self.shell_calls
         if shell_calls is None:
             return await self._run_links(calls, context, None, _NO_PREPARATION)
@@ -376,6 +394,19 @@ def _on_error(link: ChainLink, failure: str) -> list[Finding]:
 
 
 _NO_OBJECTION = "no inspector objected"
+
+
+def _carried_cut() -> Finding:
+    why = f"it carries more than {MAX_CARRIED} calls; the rest were not checked"
+    return Finding(
+        inspector="security",
+        verdict=Verdict.REQUIRE_APPROVAL,
+        rule_id="tool.carried_calls_cut",
+        message=why,
+        risk=Risk.HIGH,
+        confidence=0.0,
+        approval_prompt=f"This call could not be fully checked ({why}). Allow it?",
+    )
 
 
 def merge(call: ToolCall, findings: list[Finding]) -> CallVerdict:
