@@ -71,6 +71,7 @@ class _Perl(TreeAnalyser):
         self.subs: dict[str, Func] = {}
         self.sockets: dict[str, object] = {}  # file handle or variable → host
         self.wired = False
+        self.last_read: object = None  # the file last opened for reading (what `<$f>` reads)
 
     # --- statements -------------------------------------------------------------------
 
@@ -165,6 +166,9 @@ class _Perl(TreeAnalyser):
             if not children:
                 return ()
             return self.value(children[-1])
+        if kind == "readline_expression":
+            read = self.last_read
+            return Data(Origin.FILE, (text_of(read) or "?",)) if read is not None else UNKNOWN
         if kind == "anonymous_hash_expression":
             values = _as_list(self.value(node.named_children[0])) if node.named_children else ()
             return _pairs(values)
@@ -412,6 +416,9 @@ def _open(a: TreeAnalyser, args: Args) -> object:
             a.assign("fh:" + handle, Handle("wfile", index, target))
         return 1
     a.out.read(target, "open")
+    # `<$f>` later reads what the file holds (the handle a lexical `my $f` names is not
+    # followed; the file last opened for reading stands for it)
+    a.last_read = target
     return 1
 
 

@@ -20,10 +20,12 @@ import re2
 from sidecar.effects.command_templates import render_template
 from sidecar.effects.hosts import URL
 from sidecar.effects.service_tools import (
+    aws_call_line,
     aws_line,
     is_aws_server,
     is_kubernetes_server,
     kubernetes_line,
+    scheduled_line,
     wrapped_cli_line,
 )
 from sidecar.json_depth import deeper_than
@@ -84,6 +86,7 @@ class CallForm(NamedTuple):
     code: str = ""
     adapter: str = ""  # which profile (or "fallback")
     cwd: str = ""  # the working directory the call names (workdir, cwd, dir_path, ...)
+    saves_to: tuple[str, ...] = ()  # fetch: local files the response is written to
 
 
 _UNKNOWN = CallForm("unknown")
@@ -198,8 +201,12 @@ def _service_form(
     line = None
     if is_kubernetes_server(server, tool):
         line = kubernetes_line(tool, arguments)
+    if line is None and is_aws_server(server) and "service" in arguments:
+        line = aws_call_line(arguments)  # call_aws{service, operation, params}
     if line is None and adapter is None and is_aws_server(server):
         line = aws_line(tool, arguments)
+    if line is None and adapter is None:
+        line = scheduled_line(tool, server, arguments)
     if line is None:
         line = wrapped_cli_line(tool, server, arguments)
     return None if line is None else CallForm("shell", shell=line, adapter="service tool")
@@ -518,6 +525,12 @@ def _fetch_form(arguments: Mapping[str, Any], keys: Sequence[str], name: str) ->
     method = _text(_first(arguments, ("method", "http_method"))).upper() or "GET"
     body = _first(arguments, ("body", "data", "json", "payload"))
     body_text = body if isinstance(body, str) else json.dumps(body) if body is not None else ""
+    # download{url, dest: /tmp/x}: the response lands in a file a later call may run
+    saves = [
+        v for k, v in arguments.items()
+        if _SAVE_KEY.search(str(k)) and isinstance(v, str) and _PATH_LIKE.match(v)
+        and not URL.search(v)
+    ]  # fmt: skip
     return CallForm(
         "fetch",
         urls=tuple(urls),
@@ -525,6 +538,7 @@ def _fetch_form(arguments: Mapping[str, Any], keys: Sequence[str], name: str) ->
         body=body_text,
         uploads=tuple(_uploads(arguments)),
         adapter=name,
+        saves_to=tuple(saves[:8]),
     )
 
 
@@ -586,11 +600,16 @@ def _fallback(arguments: Mapping[str, Any], name: str = "") -> CallForm:
         and _first(arguments, _FALLBACK_CONTENT) is None
     ):
         # `slack_upload_file{channels, file_path}`, `browser_file_upload{paths}`: the files go
-        # to the tool's service (or the page open in the browser), a host no one allowlisted.
+        # to the tool's service (or the page open in the browser), a host no one allowlisted;
+        # `upload_file{dest: URL, source}` to the address it names.
         where = _server_of(name) or name
+        named = next(
+            (v for v in arguments.values() if isinstance(v, str) and _URL_IN_TEXT.fullmatch(v)),
+            None,
+        )
         return CallForm(
             "fetch",
-            urls=(f"https://{_HOST_UNSAFE.sub('-', where)[:60]}.mcp-server.invalid/",),
+            urls=(named or f"https://{_HOST_UNSAFE.sub('-', where)[:60]}.mcp-server.invalid/",),
             method="POST",
             uploads=tuple(paths),
             adapter="fallback",

@@ -13,7 +13,7 @@ from typing import Any
 import re2
 
 # {key} or {key|other_key}: servers spell one argument differently (`username`, `user`).
-_PLACEHOLDER = re2.compile(r"\{([A-Za-z0-9_.|-]+)(:raw)?\}")
+_PLACEHOLDER = re2.compile(r"\{(\??[A-Za-z0-9_.|-]+)(:raw)?\}")
 _GROUP = re2.compile(r"\[([^\[\]]*)\]")
 
 
@@ -22,6 +22,9 @@ def render_template(template: str, arguments: Mapping[str, Any]) -> str | None:
     lowered = {str(k).lower(): v for k, v in arguments.items()}
 
     def value(keys: str, raw: bool) -> str | None:
+        if keys.startswith("?"):  # {?force}: nothing when the argument is true, else left out
+            flag = arguments.get(keys[1:], lowered.get(keys[1:].lower()))
+            return "" if flag not in (None, False, 0, "", "false", "no", "False") else None
         found = next(
             (
                 v

@@ -212,6 +212,11 @@ def aws_line(tool: str, arguments: Mapping[str, Any]) -> str | None:
     service, operation = words[0], "-".join(words[1:])
     if service == "s3" and words[1] not in _S3_HIGH_LEVEL:
         service = "s3api"
+    return " ".join(["aws", service, operation, *_aws_options(arguments)])
+
+
+def _aws_options(arguments: Mapping[str, Any]) -> list[str]:
+    """Arguments as the CLI's options: `group_id` is `--group-id`, true is a bare flag."""
     options: list[str] = []
     for key, value in arguments.items():
         flag = "--" + "-".join(words_of(str(key)))
@@ -223,7 +228,94 @@ def aws_line(tool: str, arguments: Mapping[str, Any]) -> str | None:
             options += [flag, *(shlex.quote(str(v)) for v in value)]
         elif isinstance(value, (dict, list)):
             options += [flag, shlex.quote(json.dumps(value))]
-    return " ".join(["aws", service, operation, *options])
+    return options
+
+
+_AWS_POSITIONAL = ("path", "paths", "source", "src", "destination", "dest", "dst", "uri", "url")
+
+
+def aws_call_line(arguments: Mapping[str, Any]) -> str | None:
+    """`call_aws{service: "s3", operation: "rm", params: {path: "s3://..."}}`."""
+    service = _first_text(arguments, ("service", "service_name"))
+    operation = _first_text(arguments, ("operation", "action", "command", "api"))
+    if not service or not operation:
+        return None
+    params = next(
+        (v for k, v in _lowered(arguments).items()
+         if k in ("params", "parameters", "arguments", "args", "options") and isinstance(v, dict)),
+        {},
+    )  # fmt: skip
+    operation = "-".join(words_of(operation))
+    positional = [
+        shlex.quote(str(params[k])) for k in params if str(k).lower() in _AWS_POSITIONAL
+        and isinstance(params[k], (str, int))
+    ]  # fmt: skip
+    rest = {k: v for k, v in params.items() if str(k).lower() not in _AWS_POSITIONAL}
+    if service == "s3" and operation not in _S3_HIGH_LEVEL:
+        service = "s3api"
+    return " ".join(["aws", service, operation, *positional, *_aws_options(rest)])
+
+
+# --- Schedulers exposed as tools: a cron job, a systemd unit, a launchd agent or a Windows
+# scheduled task created through a server is the same persistence as the shell's.
+_SCHEDULER_WORDS = frozenset({
+    "cron", "crontab", "systemd", "unit", "timer", "launchd", "launchagent", "launchagents",
+    "plist", "schtasks", "scheduler", "scheduled", "schedule", "startup", "autostart",
+})  # fmt: skip
+_CREATE_WORDS = frozenset({
+    "add", "create", "install", "register", "new", "write", "set", "schedule", "enable", "put",
+    "update", "upsert",
+})  # fmt: skip
+_COMMAND_KEYS = ("command", "cmd", "job", "script", "exec_start", "execstart", "program",
+                 "run", "action", "task_command", "executable", "exec")  # fmt: skip
+_CONTENT_KEYS = ("content", "unit_file", "unit_content", "definition", "body", "text", "plist",
+                 "xml", "contents")  # fmt: skip
+
+
+_SCHEDULE_KEYS = ("schedule", "cron", "cron_expression", "expression", "when", "spec", "interval",
+                  "timing")  # fmt: skip
+
+
+def scheduled_line(tool: str, server: str, arguments: Mapping[str, Any]) -> str | None:
+    words = set(words_of(tool)) | set(words_of(server))
+    if not words & _SCHEDULER_WORDS or not words & _CREATE_WORDS:
+        return None
+    content = _first_text(arguments, _CONTENT_KEYS)
+    command = _first_text(arguments, _COMMAND_KEYS)
+    argv = _first_list(arguments, ("args", "arguments", "argv", "program_arguments"))
+    if command is not None and argv and command.split(" ", 1)[0] == command:
+        command = " ".join([command, *(shlex.quote(a) for a in argv)])
+    name = _first_text(arguments, ("unit_name", "unit", "name", "label", "task_name", "id",
+                                   "service_name", "job_name")) or "agent-job"  # fmt: skip
+    name = "".join(c if c.isalnum() or c in "._-@" else "-" for c in name)[:80]
+    if words & {"systemd", "unit", "timer"}:
+        if content is None and command is not None:
+            content = f"[Service]\nExecStart={command}\n"
+        if content is None:
+            return None
+        if "." not in name:
+            name += ".service"
+        return (
+            f"mkdir -p ~/.config/systemd/user && cat > ~/.config/systemd/user/{name} "
+            f"<<'SIDECAR_UNIT'\n{content}\nSIDECAR_UNIT\nsystemctl --user enable --now {name}"
+        )
+    if words & {"launchd", "launchagent", "launchagents", "plist"}:
+        if content is None and command is not None:
+            content = (
+                f"<plist><dict><key>Label</key><string>{name}</string><key>ProgramArguments"
+                f"</key><array><string>/bin/sh</string><string>-c</string><string>{command}"
+                "</string></array><key>RunAtLoad</key><true/></dict></plist>"
+            )
+        if content is None:
+            return None
+        path = f"~/Library/LaunchAgents/{name}.plist"
+        return f"cat > {path} <<'SIDECAR_PLIST'\n{content}\nSIDECAR_PLIST\nlaunchctl load {path}"
+    if command is None:
+        return None
+    if words & {"schtasks"} or ("scheduled" in words and "task" in words):
+        return f"schtasks /create /tn {shlex.quote(name)} /tr {shlex.quote(command)} /sc onlogon"
+    schedule = _first_text(arguments, _SCHEDULE_KEYS) or "@daily"
+    return f"(crontab -l; echo {shlex.quote(schedule + ' ' + command)}) | crontab -"
 
 
 def _options(*pairs: tuple[str, str | None]) -> list[str]:

@@ -40,6 +40,7 @@ from sidecar.effects.paths import normalise
 from sidecar.effects.renames import mark_renames
 from sidecar.effects.secret_output import is_secret_data
 from sidecar.effects.shell_effects import in_named_place, rebased, script_language
+from sidecar.effects.startup_settings import only_settings
 from sidecar.effects.written_code import commands_in, cron_commands, fed_file_name
 from sidecar.inspection.model import ToolCall
 from sidecar.inspection.session_flow import SessionFlow
@@ -378,6 +379,12 @@ class CallEffects:
         flags = _TRUNCATE if change.action == "write" else _EDIT
         if change.removed:
             classes = self.analyser.classes.classify(path)
+            kept = set(change.removed.splitlines())
+            added = "\n".join(line for line in change.content.splitlines() if line not in kept)
+            if "startup" in classes and only_settings(added):
+                # An edit that keeps `export EDITOR=nvim` and adds a PATH entry adds settings:
+                # the lines it keeps were there before.
+                flags = flags | _SETTINGS_ONLY
             if "checks_config" in classes and weakens_checks(change.removed, change.content):
                 flags = flags | _WEAKENS_CHECKS
             if "agent_config" in classes:
@@ -492,6 +499,9 @@ def _fetch_effects(form: CallForm, catalogue: Catalogue) -> list[Effect]:
     found: list[Effect] = []
     sends = form.method not in ("GET", "HEAD", "OPTIONS") or bool(form.body or form.uploads)
     found.extend(Effect(Action.READ, path, program="fetch tool") for path in form.uploads)
+    found.extend(
+        Effect(Action.WRITE, path, Origin.NETWORK, program="fetch tool") for path in form.saves_to
+    )
     for url in form.urls:
         host = host_of(url) or url
         found.append(Effect(Action.FETCH, host, program="fetch tool"))
@@ -514,4 +524,5 @@ _PATH_ACTIONS = frozenset(
 _RECURSIVE = frozenset({"recursive"})
 _TRUNCATE = frozenset({"truncate"})
 _EDIT = frozenset({"edit"})
+_SETTINGS_ONLY = frozenset({"settings_only"})
 _WRITTEN_CODE = frozenset({"written_code"})

@@ -43,6 +43,13 @@ _SAID_BY_CALL = re2.compile(
 # Inside a markdown link or image, after its address: `](docs/arch.png ` then the title.
 _LINK_TITLE_BEFORE = re2.compile(r"\]\([^()\s]+\s+$")
 # A YAML or JSON key opening the line before a quoted value (`  ai-ops/notes: "`).
+# A node of an accessibility snapshot (Playwright's aria tree): `  - button "Place order"`.
+_ARIA_NODE = re2.compile(
+    r"^\s*-\s+(?:button|link|heading|text|textbox|searchbox|img|image|paragraph|listitem|"
+    r"checkbox|radio|combobox|option|tab|menuitem|cell|row|columnheader|rowheader|dialog|"
+    r"alertdialog|alert|status|banner|navigation|main|article|region|form|group|generic|label|"
+    r"figure|contentinfo|complementary|tooltip|note|switch|slider|spinbutton|log|marquee)\s+$"
+)
 _DATA_KEY = re2.compile(r"^\s*(?:-\s+)?[\x22']?[\w./@-]+[\x22']?\s*[:=]\s*$")
 
 
@@ -68,6 +75,8 @@ def quotations(text: str) -> list[tuple[int, int]]:
         line_start = text.rfind("\n", 0, start) + 1
         if _DATA_KEY.match(text[line_start:start]) is not None:
             continue  # `owner/note: "..."`, `"note": "..."`: a value in data, said as it stands
+        if _ARIA_NODE.match(text[line_start:start]) is not None:
+            continue  # `- button "..." [ref=e22]`: an accessibility tree's label, the page's text
         closing = _CLOSING[text[start]]
         # A quotation may wrap onto the next line of a paragraph, never past a blank line.
         line_end = text.find("\n\n", start)
