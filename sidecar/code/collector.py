@@ -143,8 +143,13 @@ class Collector:
         self.file(Action.WRITE, destination, api)
 
     def copy(self, source: object, destination: object, api: str, recursive: bool = False) -> None:
-        self.file(Action.READ, source, api, ("recursive",) if recursive else ())
-        self.file(Action.WRITE, destination, api, ("recursive",) if recursive else ())
+        read = self.file(Action.READ, source, api, ("recursive",) if recursive else ())
+        written = self.file(Action.WRITE, destination, api, ("recursive",) if recursive else ())
+        # The copy holds what it was copied from (`shutil.copy(~/.docker/config.json, x)`):
+        # a later call that sends it sends that, as after `cp`.
+        source_path = self.effects[read].target
+        if source_path != UNRESOLVED:
+            self.effects[written] = self.effects[written]._replace(data=(source_path,))
 
     def unpack(self, archive: object, destination: object, api: str) -> None:
         """An archive extracted into a directory: what it holds keeps the archive's origin."""
