@@ -398,14 +398,19 @@ _NO_OBJECTION = "no inspector objected"
 
 def _carried_cut() -> Finding:
     why = f"it carries more than {MAX_CARRIED} calls; the rest were not checked"
+    return _unchecked("tool.carried_calls_cut", why, "This call")
+
+
+def _unchecked(rule_id: str, why: str, what: str) -> Finding:
+    """What was not looked at cannot be allowed: a person decides."""
     return Finding(
         inspector="security",
         verdict=Verdict.REQUIRE_APPROVAL,
-        rule_id="tool.carried_calls_cut",
+        rule_id=rule_id,
         message=why,
         risk=Risk.HIGH,
         confidence=0.0,
-        approval_prompt=f"This call could not be fully checked ({why}). Allow it?",
+        approval_prompt=f"{what} could not be fully checked ({why}). Allow it?",
     )
 
 
@@ -435,17 +440,7 @@ def _never_allow_unanalysed(
     for index, (_, why) in cut.items():
         if verdicts[index].verdict is not Verdict.ALLOW:
             continue
-        per_call[index].append(
-            Finding(
-                inspector="security",
-                verdict=Verdict.REQUIRE_APPROVAL,
-                rule_id="shell.not_analysed",
-                message=why,
-                risk=Risk.HIGH,
-                confidence=0.0,
-                approval_prompt=f"This command line could not be checked ({why}). Allow it?",
-            )
-        )
+        per_call[index].append(_unchecked("shell.not_analysed", why, "This command line"))
         verdicts[index] = merge(verdicts[index].call, per_call[index])
 
 
