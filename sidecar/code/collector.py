@@ -60,6 +60,9 @@ MAX_NESTED = 6  # eval of eval of ...: deeper than this is a problem
 Nested = Callable[[str, str, int], CodeAnalysis]
 
 
+_MODEL_HUB = frozenset({"model_hub"})
+
+
 class Collector:
     """Effects, shell lines and problems found in one piece of code."""
 
@@ -208,7 +211,10 @@ class Collector:
         text = text_of(data)
         if line is None or text is None:
             self.problems.append(f"{api}: writes computed text to a started program")
-            return
+            if line is None or not isinstance(data, Data) or not data.partial:
+                return
+            # `crontab -` fed `current + job`: the known lines are still judged.
+            text = data.partial.replace(HOLE, "\n")
         delimiter = "SIDECAR_EOF"
         while delimiter in text:
             delimiter += "_"
@@ -251,6 +257,13 @@ class Collector:
             self._computed_code.append(api)
             return
         self._nest(language, text, api)
+
+    def run_published(self, where: str, api: str) -> None:
+        """Code a model or dataset hub serves, run on loading (`trust_remote_code=True`,
+        `torch.hub.load`): code from the network, from a publisher named in `where`."""
+        self.effects.append(
+            Effect(Action.EXECUTE, where[:200], Origin.NETWORK, (), _MODEL_HUB, api)
+        )
 
     def _nest(self, language: str, code: str, api: str) -> None:
         if self._depth >= MAX_NESTED:

@@ -427,6 +427,7 @@ class _PowerShell(TreeAnalyser):
         self.globals.update(
             {
                 "home": "~",
+                "pwd": ".",  # the current location: where the call runs
                 # The profile script PowerShell runs at every start (a startup file).
                 "profile": "~/Documents/PowerShell/Microsoft.PowerShell_profile.ps1",
                 "true": True,

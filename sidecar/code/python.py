@@ -15,6 +15,8 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
+import re2
+
 from sidecar.code.cloud_sdks import SECRET_READERS, cloud_destruction
 from sidecar.code.collector import Collector, Nested
 from sidecar.code.values import (
@@ -766,6 +768,11 @@ class _Analyser:
             # `vault.secrets.kv.v2.read_secret_version(...)`: whatever the client, a secret.
             self.arguments(node)
             return Data(Origin.UNKNOWN, (secret_data(f"python {callee.attr}"),))
+        hub_loader = callee.attr if isinstance(callee, ast.Attribute) else None
+        if isinstance(callee, ast.Name):
+            hub_loader = callee.id
+        if hub_loader in _HUB_CODE_LOADERS:
+            _hub_code(self, node, 1 if hub_loader == "pipeline" else 0)
         if isinstance(callee, ast.Attribute):
             # obj.name(...): a method call, even where obj.name alone reads a property
             obj = self.value(callee.value)
@@ -1280,6 +1287,12 @@ def _handle_method(analyser: _Analyser, handle: Handle, name: str, args: Args) -
             if name == "makefile":
                 return handle
             return Data(Origin.NETWORK, (text_of(host) or "?",))
+        if name == "accept":
+            # (connection, address): what the connection receives comes from the network;
+            # what it sends goes back to a peer of the bound address (loopback stays here).
+            bound = _items(analyser.sockets.get(-handle.key - 1, (UNKNOWN,))) or (UNKNOWN,)
+            analyser.sockets[handle.key] = bound[0]
+            return (handle, UNKNOWN)
         if name == "fileno":
             return Handle("fd", handle.key)
         if name in ("wrap_socket",):
@@ -1764,6 +1777,92 @@ def _exec(a: _Analyser, args: Args) -> object:
         code = Data(Origin.FILE, (code,))  # execfile / run_path take a path
     a.out.execute(code, "exec")
     return UNKNOWN
+
+
+# Loaders that run the code a model hub repository ships when told to trust it.
+_HUB_CODE_LOADERS = frozenset(
+    {"from_pretrained", "pipeline", "load_dataset", "SentenceTransformer"}
+)
+_HUB_ID = re2.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?$")
+
+
+def _hub_code(a: _Analyser, node: ast.Call, position: int) -> None:
+    """`AutoModel.from_pretrained("org/name", trust_remote_code=True)` runs the repository's
+    Python; a local folder (`./out`, the session's own output) is the project's code."""
+    trusted = next((k.value for k in node.keywords if k.arg == "trust_remote_code"), None)
+    if not (isinstance(trusted, ast.Constant) and trusted.value is True):
+        return
+    # pipeline(task, model, ...): the model comes second
+    first = node.args[position] if len(node.args) > position else None
+    if first is None:
+        first = next(
+            (
+                k.value
+                for k in node.keywords
+                if k.arg in ("pretrained_model_name_or_path", "model", "path", "model_name_or_path")
+            ),
+            None,
+        )
+    # Only names and literals are looked at again: evaluating a call twice would count twice.
+    plain = isinstance(first, ast.Constant | ast.Name | ast.JoinedStr)
+    value = a.value(first) if plain else UNKNOWN
+    name = text_of(value)
+    if isinstance(value, Data) or name is None:
+        a.out.run_published("huggingface.co/?", "trust_remote_code")
+    elif _HUB_ID.match(name) and not name.startswith((".", "/", "~")):
+        a.out.run_published(f"huggingface.co/{name}", "trust_remote_code")
+
+
+@_api("torch.hub.load")
+def _torch_hub(a: _Analyser, args: Args) -> object:
+    repo = text_of(args.get(0, "repo_or_dir"))
+    source = args.kw.get("source", "github")
+    if source != "local":
+        a.out.run_published(f"github.com/{repo if repo else '?'}", "torch.hub.load")
+    return UNKNOWN
+
+
+# Unpickling runs whatever code the pickle holds: loading one is running it. What runs is
+# the file's content, judged by where the file came from (a download saved earlier is code
+# from the network; the project's own model is the project's code).
+@_api(
+    "pickle.load",
+    "pickle.Unpickler",
+    "_pickle.load",
+    "cPickle.load",
+    "dill.load",
+    "cloudpickle.load",
+    "joblib.load",
+    "pandas.read_pickle",
+)
+def _unpickle(a: _Analyser, args: Args) -> object:
+    _run_loaded_file(a, args.get(0, "file", args.kw.get("filepath_or_buffer", UNKNOWN)))
+    return UNKNOWN
+
+
+@_api("torch.load")
+def _torch_load(a: _Analyser, args: Args) -> object:
+    # Since torch 2.6 only weights load unless the caller turns that off.
+    if args.kw.get("weights_only") is False:
+        _run_loaded_file(a, args.get(0, "f"))
+    return UNKNOWN
+
+
+@_api("numpy.load")
+def _numpy_load(a: _Analyser, args: Args) -> object:
+    if args.get(2, "allow_pickle", False) is True:
+        _run_loaded_file(a, args.get(0, "file"))
+    return UNKNOWN
+
+
+def _run_loaded_file(a: _Analyser, source: object) -> None:
+    """Only a known file is judged: an unknown one is most often the project's model."""
+    source = _path_text(source)
+    if isinstance(source, Data) and source.origin is Origin.FILE and len(source.sources) == 1:
+        a.out.execute(source, "unpickle")
+    elif isinstance(source, str) and source and "\n" not in source:
+        a.out.read(source, "unpickle")
+        a.out.execute(Data(Origin.FILE, (_source(a.out, source),)), "unpickle")
 
 
 @_api("builtins.compile")

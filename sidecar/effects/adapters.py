@@ -44,6 +44,7 @@ _FALLBACK_PATH = (
     "file_path", "path", "filepath", "filename", "file", "target_file", "absolute_path",
     "absolutepath", "notebook_path", "dir_path", "directory", "destination", "target",
     "source", "src", "artifact", "local_path", "attachment", "paths", "file_paths",
+    "folder_path", "folder", "local_dir", "local_folder", "local_file",
 )  # fmt: skip
 _FALLBACK_CONTENT = ("content", "contents", "file_text", "text", "code_edit", "data", "body")
 _FALLBACK_URL = ("url", "uri", "urls", "endpoint", "href", "link")

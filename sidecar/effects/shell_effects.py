@@ -36,7 +36,8 @@ from sidecar.effects.model import (
     Origin,
     destroys_in,
 )
-from sidecar.effects.own_endpoints import with_loopback_ports
+from sidecar.effects.model_hubs import with_known_publishers
+from sidecar.effects.own_endpoints import is_loopback, with_loopback_ports
 from sidecar.effects.package_sources import (
     BENIGN,
     INSECURE,
@@ -166,6 +167,7 @@ def line_effects(
             and bool(code_invocations(command.program, command.args, command.stdin_text))
         )
         code_found = _fed_secrets_sent(command, code_found, catalogue, flow)
+        code_found = [_loaded_from_line(e, flow) for e in code_found]
         code_found = _in_the_commands_place(code_found, found, command, catalogue)
         if command.via.startswith(REMOTE_VIAS):
             found = _at_remote_place(
@@ -405,7 +407,11 @@ def _interpreted(
     for code_language, code in invocations:
         result = analyse_code(code_language, code)
         result = result._replace(
-            effects=tuple(in_named_place(list(result.effects), code, catalogue))
+            effects=tuple(
+                in_named_place(
+                    with_known_publishers(list(result.effects), catalogue), code, catalogue
+                )
+            )
         )
         problems.extend(result.problems)
         # Code that downloads and writes a file: which bytes went where cannot be told, so
@@ -723,7 +729,11 @@ def _secrets_sent(
     """A secret variable in a URL or body leaves the machine (`curl x.io/?k=$OPENAI_API_KEY`);
     the same variable in an auth header, sent to its own service, is just its use."""
     presented = {v for name in _CREDENTIAL_OPTIONS for v in options.get(name, ())}
-    hosts = [e.target for e in effects if e.action in _NETWORK]
+    # A secret sent to this machine's own services (a local Label Studio, a dev server)
+    # does not leave it.
+    hosts = [
+        e.target for e in effects if e.action in _NETWORK and not is_loopback(host_of(e.target))
+    ]
     found: list[Effect] = []
     for word in command.args:
         if type(word) is str or "$" not in word:
@@ -1293,6 +1303,15 @@ def _project_hook(effect: Effect, flow: _Flow) -> Effect:
         ):
             return effect
     return effect._replace(flags=effect.flags | _PROJECT_HOOK)
+
+
+def _loaded_from_line(effect: Effect, flow: _Flow) -> Effect:
+    """Code that runs a file (`exec(open(p).read())`, `pickle.load(open(p, 'rb'))`) runs
+    what the line put there: a download saved there earlier is code from the network."""
+    if effect.action is not Action.EXECUTE or effect.origin is not Origin.FILE:
+        return effect
+    origin = _file_origin(effect.target, flow)
+    return effect._replace(origin=origin) if origin in HIDDEN_ORIGINS else effect
 
 
 def _dynamic_text(word: str) -> bool:

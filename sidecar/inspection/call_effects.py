@@ -36,6 +36,7 @@ from sidecar.effects.model import (
     Origin,
     destroys_in,
 )
+from sidecar.effects.model_hubs import with_known_publishers
 from sidecar.effects.paths import normalise
 from sidecar.effects.renames import mark_renames
 from sidecar.effects.secret_output import is_secret_data
@@ -293,7 +294,11 @@ class CallEffects:
         problems.extend(result.problems)
         effects = [
             e._replace(target=normalise(e.target)) if e.action in _PATH_ACTIONS else e
-            for e in in_named_place(list(result.effects), code, self.analyser.catalogue)
+            for e in in_named_place(
+                with_known_publishers(list(result.effects), self.analyser.catalogue),
+                code,
+                self.analyser.catalogue,
+            )
         ]
         for line in result.shell[:32]:
             effects.extend(self._commands([line], analyses))
@@ -510,6 +515,9 @@ def _fetch_effects(form: CallForm, catalogue: Catalogue) -> list[Effect]:
         if sends and catalogue.pattern_matches("bulk_delete_api", url):
             # POST .../admin/tsdb/delete_series: an API that destroys data in bulk
             found.extend(in_named_place([_bulk_delete(url)], url, catalogue))
+        elif form.method == "DELETE" and catalogue.pattern_matches("production", host):
+            # DELETE on a production host removes what the URL names, there.
+            found.extend(in_named_place([_bulk_delete(url)], host, catalogue))
     return found
 
 

@@ -61,7 +61,13 @@ _ECOSYSTEMS = {
     "npm": "npm", "pnpm": "npm", "yarn": "npm", "npx": "npm", "bun": "npm", "pnpx": "npm",
     "pip": "pip", "pip3": "pip", "uv": "pip", "pipx": "pip", "poetry": "pip", "uvx": "pip",
     "gem": "gem", "bundle": "gem", "cargo": "cargo", "composer": "composer", "go": "go",
+    "conda": "conda", "mamba": "conda", "micromamba": "conda",
 }  # fmt: skip
+# conda's public channels: adding one is no switch to an unknown source.
+_PUBLIC_CONDA_CHANNELS = frozenset(
+    {"conda-forge", "bioconda", "pytorch", "nvidia", "defaults", "main", "r", "msys2",
+     "anaconda", "pytorch-nightly", "huggingface", "rapidsai", "fastai", "intel"}
+)  # fmt: skip
 _REGISTRY_KEYS = {
     "registry": "npm", "npmregistryserver": "npm", "global.index-url": "pip",
     "global.extra-index-url": "pip", "install.index-url": "pip", "index-url": "pip",
@@ -253,7 +259,11 @@ class SessionFlow:
         if action is Action.INSTALL and effect.program:
             ecosystem = _ECOSYSTEMS.get(effect.program.split()[0])
             registry = self._facts.fact(session_id, REGISTRY, ecosystem) if ecosystem else None
-            if registry is not None and not self._trusted_index(host_of(registry.detail) or ""):
+            # anaconda.org hosts anyone's channel: public conda channels were let through when
+            # the fact was recorded, so its host says nothing.
+            if registry is not None and (
+                ecosystem == "conda" or not self._trusted_index(host_of(registry.detail) or "")
+            ):
                 return effect._replace(flags=effect.flags | _CUSTOM_INDEX), []
         if action is Action.EXECUTE and "project" in effect.flags and _builds_with_maven(effect):
             # Gradle and Maven fetch what the build lacks from the repositories the build
@@ -790,6 +800,19 @@ def _project_directory(effect: Effect) -> str | None:
     return None
 
 
+def _conda_channel_added(args: Sequence[object]) -> str:
+    """`conda config --add channels URL` (or --prepend, --append, `--set channel_alias`):
+    later installs search there first; a public channel is no switch."""
+    words = [w if type(w) is str else "?" for w in args]
+    for index, word in enumerate(words[:-2]):
+        if word in ("--add", "--prepend", "--append") and words[index + 1] == "channels":
+            channel = str(words[index + 2])
+            return "" if channel in _PUBLIC_CONDA_CHANNELS else channel
+        if word == "--set" and words[index + 1] == "channel_alias":
+            return str(words[index + 2])
+    return ""
+
+
 def _command_facts(commands: Sequence[SimpleCommand]) -> Iterable[Fact]:
     for command in commands:
         context = switched_to(command)
@@ -811,6 +834,10 @@ def _command_facts(commands: Sequence[SimpleCommand]) -> Iterable[Fact]:
                 ecosystem = _REGISTRY_KEYS.get(_registry_key(key))
                 if ecosystem and value:
                     yield Fact(REGISTRY, ecosystem, "", value)
+        elif _ECOSYSTEMS.get(command.program) == "conda" and words[:1] == ["config"]:
+            channel = _conda_channel_added(command.args)
+            if channel:
+                yield Fact(REGISTRY, "conda", "", channel)
         elif command.program == "go" and words[:1] == ["env"] and "-w" in command.args:
             for word in command.args:  # go env -w GOPROXY=URL: every later go command's
                 name, equals, value = word.partition("=")
