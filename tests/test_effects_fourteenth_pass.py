@@ -42,6 +42,11 @@ DENY, ASK, ALLOW = Verdict.DENY, Verdict.REQUIRE_APPROVAL, Verdict.ALLOW
         ("pkill -9 sshd", ASK),
         ("killall dockerd", ASK),
         ("pkill -f 'node server.js'", ALLOW),
+        # Every process `ps -e` lists, unfiltered, is every process: as `kill -9 -1`.
+        ("for pid in $(ps -eo pid --no-headers); do kill -9 $pid; done", DENY),
+        ("kill -9 $(ps -e -o pid=)", DENY),
+        ("kill $(ps -e | grep 'node server' | awk '{print $1}')", ALLOW),
+        ('kill $(pgrep -f "node server")', ALLOW),
         # ML tools' everyday reads and model stores.
         ("ollama list", ALLOW),
         ("ollama rm llama3", ALLOW),

@@ -983,6 +983,9 @@ _THIRD_PERSON = re2.compile(
 _PRODUCT_NAMES = re2.compile(r"(?i)\b1password\b")
 
 
+_MERGE_REQUEST_NOUN = re2.compile(r"(?i)merge\s+requests?\b")
+
+
 def _compile(patterns: Sequence[str]) -> list[re2._Regexp]:
     return [re2.compile(p) for p in patterns]
 
@@ -1041,6 +1044,8 @@ class IntentAnalyser:
                     and _TOOLS_ONLY.match(text, start, end)
                 ):
                     continue
+                if what == "approving or merging" and _MERGE_REQUEST_NOUN.match(text, start):
+                    continue  # "a merge request should remove the branch": the noun, not a merge
                 if what == "safety controls" and _ONLY_AFTER.match(text, end):
                     continue  # "Skip interactive approval (only after the user confirmed)"
                 if what == "safety controls" and _ASKS_FOR_CONTROL.search(text, start, end + 1):

@@ -51,6 +51,10 @@ _ARIA_NODE = re2.compile(
     r"figure|contentinfo|complementary|tooltip|note|switch|slider|spinbutton|log|marquee)\s+$"
 )
 _DATA_KEY = re2.compile(r"^\s*(?:-\s+)?[\x22']?[\w./@-]+[\x22']?\s*[:=]\s*$")
+# A JSON object's member inside a line of prose or a log (`AssertionError: {"error": "..."}`):
+# data too. A line that is a JSON record itself (JSON Lines) keeps its quotations: a dataset
+# of prompts quotes them.
+_JSON_MEMBER_BEFORE = re2.compile(r"^\s*[^\s{\[][^\n]*[{,]\s*\x22[\w./@-]+\x22\s*:\s*$")
 
 
 def quotations(text: str) -> list[tuple[int, int]]:
@@ -73,7 +77,10 @@ def quotations(text: str) -> list[tuple[int, int]]:
         if _LINK_TITLE_BEFORE.search(text[max(0, start - 300) : start]) is not None:
             continue  # `![x](img.png "...")`: a link's title is shown on hover, not quoted
         line_start = text.rfind("\n", 0, start) + 1
-        if _DATA_KEY.match(text[line_start:start]) is not None:
+        if (
+            _DATA_KEY.match(text[line_start:start]) is not None
+            or _JSON_MEMBER_BEFORE.search(text[line_start:start]) is not None
+        ):
             continue  # `owner/note: "..."`, `"note": "..."`: a value in data, said as it stands
         if _ARIA_NODE.match(text[line_start:start]) is not None:
             continue  # `- button "..." [ref=e22]`: an accessibility tree's label, the page's text
