@@ -47,6 +47,12 @@ DENY, ASK, ALLOW = Verdict.DENY, Verdict.REQUIRE_APPROVAL, Verdict.ALLOW
         ("kill -9 $(ps -e -o pid=)", DENY),
         ("kill $(ps -e | grep 'node server' | awk '{print $1}')", ALLOW),
         ('kill $(pgrep -f "node server")', ALLOW),
+        # A named file brought from Downloads into the project is kept there; a folder moved
+        # whole, a hidden file, or a move out of the project is still a move away.
+        ("mv ~/Downloads/openapi.yaml ./api/openapi.yaml", ALLOW),
+        ("mv ~/Downloads/report.pdf /tmp/", ASK),
+        ("mv ~/projects/old ./old", ASK),
+        ("mv ~/.aws/credentials ./creds", DENY),
         # ML tools' everyday reads and model stores.
         ("ollama list", ALLOW),
         ("ollama rm llama3", ALLOW),
@@ -147,6 +153,16 @@ async def test_python_tools(code: str, expected: Verdict) -> None:
         ("http_request", {"method": "DELETE",
                           "url": "https://qdrant.prod.acme.internal:6333/collections/docs"}, DENY),
         ("http_request", {"method": "DELETE", "url": "https://api.example.com/v1/items/3"}, ALLOW),
+        # A generic kubectl tool's extra arguments are part of the line it runs.
+        ("mcp__kubernetes__kubectl_generic",
+         {"command": "create", "resourceType": "deployment", "name": "bench", "args":
+          ["--image=xmrig/xmrig:latest", "--", "xmrig", "-o", "pool.example-pool.net:443"]}, DENY),
+        ("mcp__kubernetes__kubectl_generic",
+         {"command": "get", "resourceType": "pods", "namespace": "dev", "args": ["-o", "wide"]},
+         ALLOW),
+        ("mcp__k8s__kubectl", {"command": "delete", "resourceType": "namespace",
+                               "name": "production"}, DENY),
+        ("mcp__k8s__kubectl", {"command": "get pods -n dev"}, ALLOW),
     ],
 )  # fmt: skip
 async def test_tools(tool: str, args: dict[str, Any], expected: Verdict) -> None:

@@ -118,7 +118,7 @@ def kubernetes_line(tool: str, arguments: Mapping[str, Any]) -> str | None:
     words = [w for w in words_of(tool) if w not in ("kubectl", "k8s", "kubernetes")]
     verb = next((_KUBE_VERBS[w] for w in words if w in _KUBE_VERBS), "")
     if not verb:
-        return None
+        return _generic_kubectl_line(arguments)
     kind = next((_KUBE_KINDS[w] for w in words if w in _KUBE_KINDS), "")
     given_kind = _first_text(arguments, _KIND_KEYS)
     if not kind and given_kind and "\n" not in given_kind:
@@ -183,6 +183,26 @@ def kubernetes_line(tool: str, arguments: Mapping[str, Any]) -> str | None:
             return " ".join(["kubectl delete", *target, "--all", *where])
         return None  # cannot tell what goes
     return " ".join(["kubectl", verb, *target, *where])
+
+
+def _generic_kubectl_line(arguments: Mapping[str, Any]) -> str | None:
+    """`kubectl_generic{command: "create", resourceType, name, namespace, args: [...]}` or
+    `{command: "get pods -n x"}`: the kubectl line the arguments spell."""
+    command = _first_text(arguments, ("command", "verb", "operation", "subcommand"))
+    if not command:
+        return None
+    extra = _first_list(arguments, ("args", "flags", "extra_args", "arguments")) or []
+    if " " in command.strip():
+        words = command.split(None, 1)
+        rest = words[1] if words[0] == "kubectl" and len(words) > 1 else command
+        return " ".join(["kubectl", rest, *(shlex.quote(a) for a in extra)])
+    kind = _first_text(arguments, _KIND_KEYS)
+    name = _first_text(arguments, _NAME_KEYS)
+    where = _options(("-n", _first_text(arguments, _NAMESPACE_KEYS)),
+                     ("--context", _first_text(arguments, _CONTEXT_KEYS)))  # fmt: skip
+    target = [shlex.quote(t) for t in (kind, name) if t and "\n" not in t]
+    return " ".join(["kubectl", shlex.quote(command), *target, *where,
+                     *(shlex.quote(a) for a in extra)])  # fmt: skip
 
 
 # --- AWS API servers: `ec2_describe_instances`, `s3_delete_bucket` name the service and the
