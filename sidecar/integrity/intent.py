@@ -297,9 +297,11 @@ _OVERRIDE = [
     rf"(?i)(?:^|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])({_OVERRIDE_VERB}\s+(?:[^.!?\n]{{0,30}}?\s)?(?:{_EARLIER}\s+(?:[^.!?\n]"
     rf"{{0,20}}?\s)?{_INSTRUCTIONS}|{_INSTRUCTIONS}\s+{_EARLIER}))(?:$|[\s\d.,;:!?'\x22()\[\]<>/\\*#@&=+|`~^$%-])",
     rf"({_OVERRIDE_VERB}[^。\n]{{0,6}}?{_EARLIER}[^。\n]{{0,8}}?{_INSTRUCTIONS})",
-    # पिछले सभी निर्देशों को अनदेखा करें (Hindi: what is dropped comes first, marked by को)
-    rf"({_EARLIER}\s+(?:\S+\s+)?{_INSTRUCTIONS}\s+को\s+{_OVERRIDE_VERB})",
-    r"(?i)\b(new\s+(?:system\s+)?instructions\s*:|your\s+(?:instructions|rules|orders|task)\s+"
+    # पिछले सभी निर्देशों को अनदेखा करें (Hindi: what is dropped comes first, marked by को);
+    # in Turkish too the verb comes last: earlier, all, instructions, then 'yok say'
+    rf"({_EARLIER}\s+(?:\S+\s+)?{_INSTRUCTIONS}\s+(?:को\s+)?{_OVERRIDE_VERB})",
+    r"(?i)\b(new\s+(?:system\s+)?instructions\s*:|your\s+(?:instructions|rules|orders|task|system\s+"
+    r"prompt|guidelines)\s+"
     r"(?:have|has)\s+(?:changed|been\s+(?:updated|replaced|revoked))|follow\s+(?:the\s+tool|this\s+"
     r"tool|these\s+instructions|me)\b[^.\n]{0,20}\bnot\s+the\s+user|regardless\s+of\s+what(?:ever)?\s+"
     r"(?:the\s+|your\s+)?(?:user|person|human)|even\s+if\s+the\s+(?:user|person|human)\s+(?:says|"
@@ -757,6 +759,12 @@ _RISK: list[tuple[str, str]] = [
         r"(?i)\b((?:send|make|create|initiate|schedule|execute|issue|set\s+up)\s+(?:an?\s+|the\s+|"
         r"one\s+)?(?:new\s+|recurring\s+|scheduled\s+|urgent\s+)?(?:transaction|payment|transfer|"
         r"wire|payout|bank\s+transfer)s?\s+(?:of\s+[^.!?\n]{0,30}?\s+)?to)\b",
+    ),
+    (
+        # "approve this invoice immediately ... and release payment": money let go, unchecked
+        "money",
+        r"(?i)\b((?:approve|release|authori[sz]e)\w*\s+(?:this\s+|the\s+|all\s+)?(?:invoice|"
+        r"payment|payout|wire|transfer|refund)s?)\b",
     ),
     (
         # A smart home's locks and alarms: the physical door a person relies on

@@ -97,15 +97,17 @@ def reveal(text: str) -> Revealed:
         if mixed:
             signs.append(UnicodeSign("confusables", ", ".join(mixed[:5])[:200]))
             plain = _WORD.sub(_latin_if_mixed, plain)
+    # What is revealed goes after a blank line: a quote mark left open above it (`sellers'`)
+    # must not make it read as quoted.
     if hidden:
-        plain = f"{plain}\n{hidden}"
+        plain = f"{plain}\n\n{hidden}"
     if "\u202e" in text:
         # Right-to-left override: the reader sees the characters after it in reverse, so
         # text written backwards reads forwards. What the reader sees is scanned too.
         turned = [run[:2000][::-1] for run in _OVERRIDDEN.findall(text)[:8]]
-        plain = "\n".join([plain, *(_INVISIBLE.sub("", r) for r in turned)])
+        plain = "\n\n".join([plain, *(_INVISIBLE.sub("", r) for r in turned)])
     if smuggled:
-        plain = f"{plain}\n{smuggled}"
+        plain = f"{plain}\n\n{smuggled}"
     spaced = _spaced_out(plain)
     if spaced:
         plain = f"{plain}\n{spaced}"
