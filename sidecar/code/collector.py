@@ -61,6 +61,7 @@ Nested = Callable[[str, str, int], CodeAnalysis]
 
 
 _MODEL_HUB = frozenset({"model_hub"})
+_SETS_ID = frozenset({"sets_id"})  # setuid(0) and friends, called from code
 
 
 class Collector:
@@ -344,7 +345,7 @@ class Collector:
         """setuid(0) and friends: becoming root (another uid only drops privileges)."""
         if isinstance(uid, int) and not isinstance(uid, bool) and uid != 0:
             return
-        flags = frozenset() if isinstance(uid, int) else frozenset({"unresolved"})
+        flags = _SETS_ID if isinstance(uid, int) else _SETS_ID | {"unresolved"}
         self.effects.append(Effect(Action.PRIVILEGE, "root", Origin.NONE, (), flags, api))
 
     def kill(self, target: object, api: str) -> None:

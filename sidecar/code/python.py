@@ -551,8 +551,8 @@ class _Analyser:
         if isinstance(node, ast.ListComp | ast.GeneratorExp | ast.SetComp):
             return self.comprehension(node.elt, node.generators)
         if isinstance(node, ast.DictComp):
-            self.comprehension(node.value, node.generators)
-            return UNKNOWN
+            held = self.comprehension(node.value, node.generators)
+            return held if isinstance(held, Data) else UNKNOWN
         if isinstance(node, ast.Lambda):
             self.functions.append(node)
             return Func(node)
@@ -621,8 +621,9 @@ class _Analyser:
             for generator in generators:
                 for condition in generator.ifs:
                     self.value(condition)
-            self.value(element)
-            return UNKNOWN
+            # What each element holds, even when how many cannot be told: `{k: os.environ[k]
+            # for k in keys}` still holds the environment.
+            return carried_through((self.value(element),))
         finally:
             self.scopes.pop()
 
@@ -1536,9 +1537,14 @@ def _chdir(a: _Analyser, args: Args) -> object:
     return None
 
 
-@_api("os.getcwd", "pathlib.Path.cwd")
+@_api("os.getcwd")
 def _getcwd(a: _Analyser, args: Args) -> object:
     return a.out.cwd or "."
+
+
+@_api("pathlib.Path.cwd")
+def _path_cwd(a: _Analyser, args: Args) -> object:
+    return PathObj(a.out.cwd or ".")  # a Path: `Path.cwd().rglob(...)` is followed
 
 
 @_api("os.path.join")

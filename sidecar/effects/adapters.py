@@ -25,7 +25,9 @@ from sidecar.effects.service_tools import (
     is_aws_server,
     is_kubernetes_server,
     kubernetes_line,
+    program_of_server,
     scheduled_line,
+    vault_line,
     wrapped_cli_line,
 )
 from sidecar.json_depth import deeper_than
@@ -206,6 +208,8 @@ def _service_form(
         line = aws_call_line(arguments)  # call_aws{service, operation, params}
     if line is None and adapter is None and is_aws_server(server):
         line = aws_line(tool, arguments)
+    if line is None and adapter is None and program_of_server(server) == "vault":
+        line = vault_line(tool, arguments)
     if line is None and adapter is None:
         line = scheduled_line(tool, server, arguments)
     if line is None:

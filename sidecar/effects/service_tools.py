@@ -76,6 +76,40 @@ def wrapped_cli_line(tool: str, server: str, arguments: Mapping[str, Any]) -> st
     return " ".join([program, *parts])
 
 
+# --- Vault servers: tools named for Vault's HTTP API (`sys_audit_disable`, `kv_get`,
+# `policy_delete`) are the vault commands they amount to.
+_VAULT_NOUNS = (
+    ("audit", "audit"), ("auth", "auth"), ("secrets", "secrets"), ("mount", "secrets"),
+    ("mounts", "secrets"), ("engine", "secrets"), ("policy", "policy"), ("policies", "policy"),
+    ("kv", "kv"), ("secret", "kv"), ("seal", "operator"), ("token", "token"), ("lease", "lease"),
+)  # fmt: skip
+_VAULT_VERBS = {
+    "disable": "disable", "unmount": "disable", "delete": "delete", "remove": "delete",
+    "destroy": "destroy", "get": "get", "read": "get", "list": "list", "revoke": "revoke",
+    "seal": "seal", "put": "put", "write": "put", "create": "put", "update": "put",
+}  # fmt: skip
+_VAULT_PATH_KEYS = ("path", "secret_path", "mount", "mount_path", "name", "key", "accessor")
+
+
+def vault_line(tool: str, arguments: Mapping[str, Any]) -> str | None:
+    words = [w for w in words_of(tool) if w not in ("vault", "sys", "hashicorp", "v1", "api")]
+    noun = next((n for w in words for word, n in _VAULT_NOUNS if w == word), "")
+    verb = next((_VAULT_VERBS[w] for w in words if w in _VAULT_VERBS), "")
+    if not noun or not verb:
+        return None
+    path = _first_text(arguments, _VAULT_PATH_KEYS) or ""
+    operand = [shlex.quote(path)] if path and "\n" not in path else []
+    if noun == "operator":
+        return "vault operator seal" if verb == "seal" else None
+    if noun == "kv" and verb == "delete":
+        verb = "destroy" if _truthy(arguments, ("permanent", "destroy", "all_versions")) else verb
+    if noun in ("audit", "auth", "secrets") and verb == "delete":
+        verb = "disable"  # DELETE /sys/audit/PATH disables that device
+    if noun == "policy" and verb == "get":
+        verb = "read"
+    return " ".join(["vault", noun, verb, *operand])
+
+
 # --- Kubernetes servers: verb and kind from the tool's name, the rest from its arguments.
 _KUBE_SERVER = re2.compile(r"(?i)(kube|k8s|openshift|\beks\b|\bgke\b|\baks\b)")
 _KUBE_VERBS = {

@@ -404,7 +404,14 @@ def _interpreted(
                 invocations.append((language, content))  # a script written earlier
     found: list[Effect] = []
     problems: list[str] = []
+    # Code that is wholly a variable or a command's output; code that only mentions `$x`
+    # (`pwsh -Command "$out = Join-Path ..."`) is still read as written.
+    dynamic = {str(w) for w in command.args if type(w) is not str and _WHOLLY_DYNAMIC.match(str(w))}
     for code_language, code in invocations:
+        if code in dynamic:
+            # `python3 -c "$X"`, `node -e "$(cat x)"`: the code is known only when it runs.
+            problems.append(f"{command.program} runs code known only at run time")
+            continue
         result = analyse_code(code_language, code)
         result = result._replace(
             effects=tuple(
@@ -1303,6 +1310,9 @@ def _project_hook(effect: Effect, flow: _Flow) -> Effect:
         ):
             return effect
     return effect._replace(flags=effect.flags | _PROJECT_HOOK)
+
+
+_WHOLLY_DYNAMIC = re2.compile(r"^(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*\)|`.*`)$", re2.Options())
 
 
 def _loaded_from_line(effect: Effect, flow: _Flow) -> Effect:
