@@ -738,9 +738,7 @@ def _secrets_sent(
     presented = {v for name in _CREDENTIAL_OPTIONS for v in options.get(name, ())}
     # A secret sent to this machine's own services (a local Label Studio, a dev server)
     # does not leave it.
-    hosts = [
-        e.target for e in effects if e.action in _NETWORK and not is_loopback(host_of(e.target))
-    ]
+    hosts = [e.target for e in effects if e.action in _NETWORK and not _stays_here(e.target)]
     found: list[Effect] = []
     for word in command.args:
         if type(word) is str or "$" not in word:
@@ -769,6 +767,13 @@ def _secrets_sent(
                            program=command.program)
                 )  # fmt: skip
     return found
+
+
+def _stays_here(target: str) -> bool:
+    """A loopback destination; a name that is not one (even one spelt with a variable,
+    `dig $TOKEN.x.example`) leaves the machine."""
+    host = host_of(target) or target
+    return bool(host) and is_loopback(host)
 
 
 _STDIN_PRESENTS = frozenset(
