@@ -406,7 +406,12 @@ def _interpreted(
     problems: list[str] = []
     # Code that is wholly a variable or a command's output; code that only mentions `$x`
     # (`pwsh -Command "$out = Join-Path ..."`) is still read as written.
-    dynamic = {str(w) for w in command.args if type(w) is not str and _WHOLLY_DYNAMIC.match(str(w))}
+    # Only for commands that hand code over: most commands are not interpreters.
+    dynamic = (
+        {str(w) for w in command.args if type(w) is not str and _WHOLLY_DYNAMIC.match(str(w))}
+        if invocations
+        else set()
+    )
     for code_language, code in invocations:
         if code in dynamic:
             # `python3 -c "$X"`, `node -e "$(cat x)"`: the code is known only when it runs.
