@@ -242,6 +242,9 @@ class _Analyser:
         self.returns: list[_Return] = []
         self.sockets: dict[int, object] = {}  # socket number → the host it connected to
         self.socket_count = 0
+        # names a process's name or command line was matched against (`if p.name() in
+        # WATCH`): the processes a later kill of a listed process picks
+        self.process_names: list[str] = []
         self.stopped = False
         self.inlining: list[ast.AST] = []  # functions being inlined, innermost last
         # name -> the names its object was built on (`t = tarfile.open(fileobj=buf)`): what
@@ -630,6 +633,8 @@ class _Analyser:
     def compare(self, node: ast.Compare) -> object:
         left = self.value(node.left)
         rights = [self.value(c) for c in node.comparators]
+        if len(rights) == 1 and isinstance(node.ops[0], ast.Eq | ast.In):
+            self._note_process_names(left, rights[0])
         if len(rights) != 1 or not _constant(left) or not _constant(rights[0]):
             return UNKNOWN
         right = rights[0]
@@ -646,6 +651,15 @@ class _Analyser:
         except TypeError:
             return UNKNOWN
         return UNKNOWN
+
+    def _note_process_names(self, left: object, right: object) -> None:
+        """`p.name() == "x"`, `p.info["name"] in {...}`, `"miner" in p.cmdline()`: which
+        processes the code picks (only picks: `not in` and `!=` exclude)."""
+        for field, names in ((left, right), (right, left)):
+            if isinstance(field, Handle) and field.kind == "process_field":
+                listed = (names,) if isinstance(names, str) else _items(names) or ()
+                found = [n for n in listed if isinstance(n, str) and n]
+                self.process_names.extend(found[: MAX_ITEMS - len(self.process_names)])
 
     def binop(self, op: ast.operator, left: object, right: object) -> object:
         if isinstance(op, ast.Add):
@@ -697,6 +711,8 @@ class _Analyser:
                 return derived(container, container.text[cut])
             return derived(container, None) if isinstance(container, Data) else UNKNOWN
         key = self.value(node.slice)
+        if isinstance(container, Handle) and container.kind == "process_field":
+            return container  # p.info["name"]
         if container == Ref("os.environ"):
             return env_value(key)
         if (isinstance(container, str) or is_list(container)) and _is_int(key):
@@ -732,6 +748,8 @@ class _Analyser:
                 stem, suffix = posixpath.splitext(base)
                 return stem if name == "stem" else suffix
             return Bound(obj, name)
+        if isinstance(obj, Handle) and obj.kind in ("listed_process", "process_field"):
+            return Handle("process_field") if name in ("info", "pid") else Bound(obj, name)
         if isinstance(obj, Handle) and obj.kind == "process" and name in ("stdin",):
             return Handle("stdin", 0, obj.info)
         if isinstance(obj, Handle) and obj.kind == "wfile" and name == "name":
@@ -1252,6 +1270,22 @@ def _handle_method(analyser: _Analyser, handle: Handle, name: str, args: Args) -
     out = analyser.out
     first = args.get(0, "data")
     kind = handle.kind
+    if kind == "listed_process":
+        if name in ("kill", "terminate", "send_signal", "suspend"):
+            _kill_listed(analyser, f"psutil.Process.{name}")
+            return None
+        if name in ("children", "parent", "parents"):
+            return (handle,) if name != "parent" else handle
+        return Handle("process_field")  # name(), cmdline(), exe(), username(), as_dict()
+    if kind == "process_field":
+        return handle  # p.name().lower(), p.info.get("name")
+    if kind == "native":
+        # libc through ctypes does what the os module's function of that name does
+        handler = _API.get(f"os.{name}") if name in _LIBC_AS_OS else None
+        return handler(analyser, args) if handler is not None else UNKNOWN
+    if kind == "known_process" and name in ("kill", "terminate", "send_signal", "suspend"):
+        analyser.out.kill(handle.info, f"psutil.Process.{name}")
+        return None
     if kind == "wfile":
         if name in ("write", "writelines"):
             content = concat(_items(first) or (UNKNOWN,)) if name == "writelines" else first
@@ -1619,9 +1653,21 @@ def _tempdir(a: _Analyser, args: Args) -> object:
     return TEMP_DIR
 
 
-@_api("tempfile.mkdtemp", "tempfile.mkstemp", "tempfile.mktemp")
+@_api("tempfile.mkstemp")
+def _mkstemp(a: _Analyser, args: Args) -> object:
+    return (UNKNOWN, _mkdtemp(a, args))  # (descriptor, path)
+
+
+@_api("tempfile.mkdtemp", "tempfile.mktemp")
 def _mkdtemp(a: _Analyser, args: Args) -> object:
-    return posixpath.join(TEMP_DIR, "tmp*")
+    """A fresh name in the temp directory (or `dir=`) built from `prefix` and `suffix`: the
+    name matters when it is later deleted, since `tmp*` could be anyone's temp files."""
+    suffix, prefix = args.get(0, "suffix", None), args.get(1, "prefix", None)
+    directory = args.get(2, "dir", None)
+    base = text_of(directory) if directory is not None else TEMP_DIR
+    start = "tmp" if prefix is None else (text_of(prefix) or "")
+    name = start + "*" + ((text_of(suffix) or "") if suffix is not None else "")
+    return posixpath.join(base, name) if base is not None else concat((directory, "/", name))
 
 
 @_api("tempfile.NamedTemporaryFile", "tempfile.TemporaryFile", "tempfile.SpooledTemporaryFile")
@@ -1737,8 +1783,49 @@ def _kill(a: _Analyser, args: Args) -> object:
     signal = args.get(1, "sig")
     if signal == 0 or pid == Ref("os.getpid"):
         return None
+    if isinstance(pid, Handle) and pid.kind == "process_field":
+        _kill_listed(a, "os.kill")
+        return None
     a.out.kill(pid, "os.kill")
     return None
+
+
+# C library functions that ctypes code calls, named as the os module names them.
+_LIBC_AS_OS = frozenset(
+    {
+        "system", "popen", "execv", "execve", "execvp", "execl", "execlp", "unlink",
+        "remove", "rmdir", "chmod", "chown", "rename", "setuid", "seteuid", "setreuid",
+        "setresuid", "kill",
+    }
+)  # fmt: skip
+
+
+@_api("psutil.process_iter")
+def _process_iter(a: _Analyser, args: Args) -> object:
+    """Every process on the machine, as one stand-in the loop body is walked with."""
+    return (Handle("listed_process"),)
+
+
+@_api("psutil.pids")
+def _pids(a: _Analyser, args: Args) -> object:
+    return (Handle("process_field"),)
+
+
+@_api("psutil.Process")
+def _psutil_process(a: _Analyser, args: Args) -> object:
+    pid = args.get(0, "pid", None)
+    if pid is None or pid == Ref("os.getpid"):
+        return Handle("own_process")
+    if isinstance(pid, Handle) and pid.kind == "process_field":
+        return Handle("listed_process")
+    return Handle("known_process", 0, pid)
+
+
+def _kill_listed(a: _Analyser, api: str) -> None:
+    """A kill of a process taken from the machine's list: those the code matched by name,
+    or, with no name matched, every process (`kill -1`)."""
+    for name in dict.fromkeys(a.process_names) or ("-1",):
+        a.out.kill(name, api)
 
 
 @_api("os.getpid")
@@ -1876,14 +1963,21 @@ def _compile(a: _Analyser, args: Args) -> object:
     return args.get(0, "source")
 
 
-@_api("ctypes.CDLL", "ctypes.cdll.LoadLibrary", "ctypes.CDLL.LoadLibrary")
+@_api("ctypes.CDLL", "ctypes.PyDLL", "ctypes.cdll.LoadLibrary", "ctypes.CDLL.LoadLibrary")
 def _cdll(a: _Analyser, args: Args) -> object:
-    path = _path_text(args.get(0, "name"))
-    text = text_of(path)
-    if text is not None and "/" not in text:
-        return UNKNOWN  # a system library by name (libc.so.6)
-    a.out.execute(Data(Origin.FILE, (a.out.target(path)[0],)), "ctypes.CDLL")
-    return UNKNOWN
+    """A native library: one loaded from a path runs its code; its functions named like the
+    os module's (`libc.system`, `libc.unlink`) do what those do."""
+    name = args.get(0, "name", None)
+    text = text_of(_path_text(name)) if name is not None else ""
+    if text is None or "/" in text:
+        a.out.execute(Data(Origin.FILE, (a.out.target(_path_text(name))[0],)), "ctypes.CDLL")
+    return Handle("native")  # a system library by name (libc.so.6), or the process itself
+
+
+@_api("ctypes.util.find_library")
+def _find_library(a: _Analyser, args: Args) -> object:
+    name = args.get(0, "name")
+    return f"lib{name}.so" if isinstance(name, str) else UNKNOWN
 
 
 @_api("builtins.__import__", "importlib.import_module")

@@ -99,9 +99,12 @@ class EffectAnalyser:
             return found
         return self._check_rule_examples() + self._check_program_examples()
 
-    def line(self, analysis: ShellAnalysis, kube_context: str = "") -> LineEffects:
-        """`kube_context`: the Kubernetes context an earlier call made current."""
-        found = line_effects(analysis, self.catalogue, kube_context=kube_context)
+    def line(
+        self, analysis: ShellAnalysis, kube_context: str = "", written: Sequence[Effect] = ()
+    ) -> LineEffects:
+        """`kube_context`: the Kubernetes context an earlier call made current; `written`:
+        files the code that runs this line wrote before (a download saved, then run)."""
+        found = line_effects(analysis, self.catalogue, kube_context=kube_context, written=written)
         if self.packages.active and any(e.action is Action.INSTALL for e in found.effects):
             # Installs of names one edit from a popular package get the flag `typosquat`.
             found = found._replace(effects=self.packages.mark(found.effects))

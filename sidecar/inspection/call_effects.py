@@ -36,11 +36,15 @@ from sidecar.effects.model import (
     Origin,
     destroys_in,
 )
-from sidecar.effects.model_hubs import with_known_publishers
 from sidecar.effects.paths import normalise
 from sidecar.effects.renames import mark_renames
 from sidecar.effects.secret_output import is_secret_data
-from sidecar.effects.shell_effects import in_named_place, rebased, script_language
+from sidecar.effects.shell_effects import (
+    code_effects,
+    in_named_place,
+    rebased,
+    script_language,
+)
 from sidecar.effects.startup_settings import only_settings
 from sidecar.effects.written_code import commands_in, cron_commands, fed_file_name
 from sidecar.inspection.model import ToolCall
@@ -292,16 +296,10 @@ class CallEffects:
             return [*found.effects, *possible_reads(code, found.effects)]
         result = analyse_code(language, code)
         problems.extend(result.problems)
-        effects = [
-            e._replace(target=normalise(e.target)) if e.action in _PATH_ACTIONS else e
-            for e in in_named_place(
-                with_known_publishers(list(result.effects), self.analyser.catalogue),
-                code,
-                self.analyser.catalogue,
-            )
-        ]
+        effects = code_effects(result, code, self.analyser.catalogue)
+        written = tuple(effects)  # a download the code saved, then runs through a shell
         for line in result.shell[:32]:
-            effects.extend(self._commands([line], analyses))
+            effects.extend(self._commands([line], analyses, written))
         return effects
 
     def _shell(self, call: ToolCall, form: CallForm) -> CallReport:
@@ -450,14 +448,16 @@ class CallEffects:
         """A SQL script's effects, as the database client's model reads its statements."""
         return self._commands([f"psql -c {shlex.quote(sql[:_MAX_CONTENT])}"], analyses)
 
-    def _commands(self, lines: list[str], analyses: list[ShellAnalysis]) -> list[Effect]:
+    def _commands(
+        self, lines: list[str], analyses: list[ShellAnalysis], written: tuple[Effect, ...] = ()
+    ) -> list[Effect]:
         """Effects of command lines written for later. What only the run can tell (a path
         from `$ROOT`) is left out: the code is judged for what it clearly does."""
         found: list[Effect] = []
         for line in lines[:64]:
             analysis = shell_analyse(line[:_MAX_CONTENT])
             analyses.append(analysis)
-            for effect in self.analyser.line(analysis).effects:
+            for effect in self.analyser.line(analysis, written=written).effects:
                 if (
                     effect.target == UNRESOLVED or "unresolved" in effect.flags
                 ) and effect.action not in _DESCRIBED:
