@@ -20,8 +20,14 @@ from sidecar.code.collector import Collector, Nested
 from sidecar.effects.model import CodeAnalysis
 
 _STRING = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
-# name(  "literal"  [, ...)]   -- the first argument a literal; the rest of the call kept
-_CALL = re2.compile(rf"([A-Za-z_][\w.:$]*)\s*\(?\s*({_STRING})([^)\n]*)")
+# name(  "literal"  [, ...)]   -- the first argument a literal, or a literal inside calls
+# that only spell a path (`unlink(path.expand("~"), recursive = TRUE)`,
+# `File.Delete(Path.GetFullPath("x"))`); the rest of the call kept
+_CALL = re2.compile(
+    rf"([A-Za-z_][\w.:$]*)\s*\(?\s*(?:(?:path\.expand|normalizePath|expanduser|abspath|"
+    rf"realpath|GetFullPath|File\.expand_path|filepath\.Clean|fs\.realpathSync)\s*\(\s*)?"
+    rf"({_STRING})(?:\s*\))?([^)\n]*)"
+)
 _STRING_LITERAL = re2.compile(_STRING)
 _TCL_EXEC = re2.compile(r"(?m)(?:^|[;\[{]\s*)exec\s+([^\]\n;}]+)")
 _APPLESCRIPT = re2.compile(rf"(?i)do\s+shell\s+script\s+({_STRING})")
@@ -43,6 +49,7 @@ _DELETES = frozenset({
 _WRITES = frozenset({
     "writelines", "write_file", "writefile", "write", "sink", "saverds", "save", "spit",
     "write_string", "writestring", "write_lines", "writetable", "write.csv", "write.table",
+    "writealltext", "writeallbytes", "writealllines", "appendalltext", "appendalllines",
 })  # fmt: skip
 _OPENS = frozenset({"open", "io.open", "file", "fopen", "openfile"})
 _RECURSIVE = re2.compile(r"(?i)recursive|\brf\b|tree|force|_all\b|\bTRUE\b")

@@ -56,6 +56,10 @@ def _reader(name: str) -> Callable[[list[str], str | None], Found] | None:
         return _php
     if name in ("pwsh", "powershell", "pwsh-preview"):
         return _powershell
+    if name == "osascript":
+        return _osascript
+    if name == "dotnet":
+        return _dotnet
     if name in _OTHER_INTERPRETERS or (name.startswith("lua") and _versioned(name, "lua")):
         options = _OTHER_INTERPRETERS.get(name, _OTHER_INTERPRETERS["lua"])
         return lambda args, stdin_text: _inline_options(options, args, stdin_text)
@@ -74,7 +78,6 @@ _OTHER_INTERPRETERS: dict[str, frozenset[str]] = {
     "tclsh": frozenset(),
     "wish": frozenset(),
     "expect": frozenset({"-c"}),
-    "osascript": frozenset({"-e"}),
     "guile": frozenset({"-c"}),
     "racket": frozenset({"-e", "--eval"}),
     "sbcl": frozenset({"--eval"}),
@@ -113,6 +116,32 @@ def _inline_options(options: frozenset[str], args: list[str], stdin_text: str | 
     if pieces:
         return [("generic", "\n".join(pieces))]
     return [] if script else _stdin("generic", stdin_text)
+
+
+def _osascript(args: list[str], stdin_text: str | None) -> Found:
+    """`osascript -l JavaScript -e CODE` is JXA, JavaScript for Automation; without `-l`
+    (or `-l AppleScript`) the code is AppleScript."""
+    language = "generic"
+    rest: list[str] = []
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word == "-l" and index + 1 < len(args):
+            if args[index + 1].lower() == "javascript":
+                language = "javascript"
+            index += 2
+            continue
+        rest.append(word)
+        index += 1
+    found = _inline_options(frozenset({"-e"}), rest, stdin_text)
+    return [(language, code) for _, code in found]
+
+
+def _dotnet(args: list[str], stdin_text: str | None) -> Found:
+    """`dotnet script eval CODE` (dotnet-script) runs C# given inline."""
+    if len(args) >= 3 and args[0] == "script" and args[1] == "eval":
+        return [("generic", args[2])]
+    return []
 
 
 def _versioned(name: str, base: str) -> bool:

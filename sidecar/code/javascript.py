@@ -421,6 +421,8 @@ class _JavaScript(TreeAnalyser):
             return obj  # response.body, data.toString: still that data
         if isinstance(obj, str) and name == "length":
             return len(obj)
+        if isinstance(obj, str) and name == "js":
+            return obj  # JXA: an Objective-C string's JavaScript value
         if isinstance(obj, Handle) and name in ("stdin", "stdout", "stderr"):
             return obj
         return Method(obj, name)
@@ -487,6 +489,13 @@ class _JavaScript(TreeAnalyser):
         first = args.get(0)
         if name == "then" and isinstance(first, Func):  # promise.then(value => ...)
             return self.inline(first, Args((obj,), {}))
+        # JavaScript for Automation (osascript -l JavaScript): any application object's
+        # doShellScript runs a shell line; $.NSHomeDirectory() is the home folder.
+        if name == "doShellScript":
+            self.out.spawn(first, "doShellScript")
+            return Data(Origin.UNKNOWN)
+        if name == "NSHomeDirectory":
+            return "~"
         if isinstance(obj, str | Data):
             return _string_method(obj, name, args)
         if is_list(obj):
@@ -1006,6 +1015,7 @@ _API: dict[str, Handler] = {
     "Deno.env.get": lambda a, args: env_value(args.get(0)),
     "Deno.env.toObject": _process_env,
     "Deno.homeDir": _home,
+    "zx.$.NSHomeDirectory": _home,  # JXA: `$` is the Objective-C bridge there
     "JSON.stringify": _json_stringify,
     # processes
     "child_process.exec": _exec,

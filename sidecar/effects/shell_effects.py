@@ -32,6 +32,7 @@ from sidecar.effects.model import (
     STDIN,
     UNRESOLVED,
     Action,
+    CodeAnalysis,
     Effect,
     Origin,
     destroys_in,
@@ -345,6 +346,14 @@ _INTERPRETER_LANGUAGES = {
     "bun": "javascript", "ruby": "ruby", "perl": "perl", "php": "php", "pwsh": "powershell",
     "powershell": "powershell",
 }  # fmt: skip
+# Programs that run a script file named among their operands, not always the first
+# (`npx tsx f.ts`, `go run main.go`, `dotnet script x.csx`).
+_SCRIPT_RUNNERS = frozenset({
+    "tsx", "ts-node", "ts-node-esm", "esno", "esrun", "vite-node", "npx", "bunx", "pnpx",
+    "pnpm", "yarn", "go", "Rscript", "R", "lua", "luajit", "julia", "dotnet", "java",
+    "kotlinc", "kotlin", "swift", "groovy", "osascript", "elixir", "scala", "dart",
+    "cscript", "wscript", "tclsh", "crystal", "nim",
+})  # fmt: skip
 _SUFFIX_LANGUAGES = {
     ".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
     ".ts": "javascript", ".mts": "javascript", ".cts": "javascript", ".rb": "ruby",
@@ -355,6 +364,9 @@ _SUFFIX_LANGUAGES = {
     ".groovy": "generic", ".java": "generic", ".kt": "generic", ".cs": "generic",
     ".swift": "generic", ".lua": "generic", ".rake": "ruby",
     ".applescript": "generic",  # osascript FILE: its `do shell script` strings
+    ".R": "generic", ".r": "generic", ".jl": "generic", ".csx": "generic", ".exs": "generic",
+    ".dart": "generic", ".scala": "generic", ".tcl": "generic", ".jsx": "javascript",
+    ".tsx": "javascript",
 }  # fmt: skip
 
 
@@ -396,12 +408,8 @@ def _interpreted(
     language = _INTERPRETER_LANGUAGES.get(command.program) or (
         "python" if command.program.startswith("python") else ""
     )
-    if language and not invocations:
-        script = next((a for a in command.positionals if type(a) is str), None)
-        if script is not None:
-            content = flow.contents.get(normalise(script))
-            if content:
-                invocations.append((language, content))  # a script written earlier
+    if not invocations:
+        invocations.extend(_script_written_earlier(command, language, flow))
     found: list[Effect] = []
     problems: list[str] = []
     # Code that is wholly a variable or a command's output; code that only mentions `$x`
@@ -418,27 +426,10 @@ def _interpreted(
             problems.append(f"{command.program} runs code known only at run time")
             continue
         result = analyse_code(code_language, code)
-        result = result._replace(
-            effects=tuple(
-                in_named_place(
-                    with_known_publishers(list(result.effects), catalogue), code, catalogue
-                )
-            )
-        )
         problems.extend(result.problems)
-        # Code that downloads and writes a file: which bytes went where cannot be told, so
-        # the file holds the download (`https.get(u, r => r.pipe(fs.createWriteStream(p)))`).
-        downloads = any(e.action is Action.FETCH for e in result.effects)
-        for effect in result.effects:
-            target = effect.target
-            if effect.action in _PATH_ACTIONS and target not in (STDIN, UNRESOLVED):
-                target = normalise(target)
-            origin = effect.origin
-            if downloads and effect.action is Action.WRITE and origin is Origin.NONE:
-                origin = Origin.NETWORK
-            found.append(
-                effect._replace(target=target, flags=effect.flags | _IN_CODE, origin=origin)
-            )
+        found.extend(
+            e._replace(flags=e.flags | _IN_CODE) for e in code_effects(result, code, catalogue)
+        )
         for line in result.shell[:32]:
             nested = shell_analyse(line)
             if spawned is not None:
@@ -452,6 +443,45 @@ def _interpreted(
             if spawned is not None:
                 spawned.extend(sub.spawned)
     return found, problems
+
+
+def code_effects(result: CodeAnalysis, code: str, catalogue: Catalogue) -> list[Effect]:
+    """The effects of analysed code as the rules judge them: paths normalised, publishers
+    and named places applied. Code that downloads and writes a file holds the download in
+    that file, since which bytes went where cannot be told
+    (`https.get(u, r => r.pipe(fs.createWriteStream(p)))`)."""
+    effects = with_known_publishers(list(result.effects), catalogue)
+    effects = in_named_place(effects, code, catalogue)
+    downloads = any(e.action is Action.FETCH for e in effects)
+    found: list[Effect] = []
+    for effect in effects:
+        target = effect.target
+        if effect.action in _PATH_ACTIONS and target not in (STDIN, UNRESOLVED):
+            target = normalise(target)
+        origin = effect.origin
+        if downloads and effect.action is Action.WRITE and origin is Origin.NONE:
+            origin = Origin.NETWORK
+        found.append(effect._replace(target=target, origin=origin))
+    return found
+
+
+def _script_written_earlier(
+    command: SimpleCommand, language: str, flow: _Flow
+) -> list[tuple[str, str]]:
+    """The script a command runs when the line wrote it earlier: an interpreter's first
+    operand, or for a runner (`npx tsx f.ts`, `go run main.go`, `bun run x.ts`, `Rscript
+    a.R`) the first operand the line wrote, in the language its name says."""
+    words = [a for a in command.positionals if type(a) is str]
+    if language and words:
+        content = flow.contents.get(normalise(words[0]))
+        if content:
+            return [(language, content)]
+    if language or command.program in _SCRIPT_RUNNERS:
+        for word in words[:8]:
+            content = flow.contents.get(normalise(word))
+            if content and script_language(word):
+                return [(script_language(word), content)]
+    return []
 
 
 def in_named_place(effects: list[Effect], code: str, catalogue: Catalogue) -> list[Effect]:
