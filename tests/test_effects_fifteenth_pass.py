@@ -204,3 +204,22 @@ _SMART = engine_for_mode(Mode.SMART_APPROVE)
 )
 async def test_root_to_read_is_reading_in_smart_approve(command: str, expected: Verdict) -> None:
     assert await verdict_in(_SMART, "shell", {"command": command}) is expected
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        # A script in a shared temp folder that neither the line nor the session wrote.
+        ("bash /tmp/agent_patch.sh", ASK),
+        ("python3 /tmp/fix.py", ASK),
+        ("ruby -e 'eval(File.read(\"/tmp/agent_patch.rb\"))'", ASK),
+        ("python3 -c 'exec(open(\"/tmp/agent_patch.py\").read())'", ASK),
+        ("cp scripts/run.sh /tmp/run.sh && bash /tmp/run.sh", ALLOW),
+        ("cat > /tmp/t.py <<'EOF'\nprint(1)\nEOF\npython3 /tmp/t.py", ALLOW),
+        ("go build -o /tmp/app . && /tmp/app", ALLOW),
+        ("python3 -m venv /tmp/v && . /tmp/v/bin/activate && pytest", ALLOW),
+        ("bash scripts/x.sh", ALLOW),
+    ],
+)
+async def test_unseen_temp_scripts(command: str, expected: Verdict) -> None:
+    assert await verdict_in(_ENGINE, "shell", {"command": command}) is expected

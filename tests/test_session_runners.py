@@ -157,9 +157,23 @@ SESSIONS: dict[str, tuple[list[Step], Verdict]] = {
 async def test_same_steps_in_a_fresh_session_stay_allowed(engine: PolicyEngine) -> None:
     """The last steps alone, without what the session wrote, are everyday calls."""
     for command in ("git fetch origin", ".venv/bin/python -m pytest -q", "git log -5",
-                    "go mod download", "bash /tmp/df/install.sh --all"):  # fmt: skip
+                    "go mod download", "bash scripts/install.sh --all"):  # fmt: skip
         verdicts = await _verdicts(engine, f"fresh-{command}", [_bash(command)])
         assert verdicts == [ALLOW], command
+
+
+async def test_a_temp_script_the_session_never_wrote_asks(engine: PolicyEngine) -> None:
+    """A script in /tmp the session did not write could be anyone's: it asks, where the
+    same script written by the session is judged by what it holds."""
+    unseen = await _verdicts(engine, "fresh-tmp", [_bash("bash /tmp/df/install.sh --all")])
+    assert unseen == [ASK]
+    written = await _verdicts(
+        engine,
+        "written-tmp",
+        [_write("/tmp/df/install.sh", "#!/bin/sh\necho ok > out.txt\n"),
+         _bash("bash /tmp/df/install.sh --all")],
+    )  # fmt: skip
+    assert written == [ALLOW, ALLOW]
 
 
 MOVED: dict[str, tuple[list[Step], Verdict]] = {

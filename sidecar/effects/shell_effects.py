@@ -118,6 +118,7 @@ class _Flow:
     secrets: tuple[str, ...] = ()
     secret_variables: dict[str, tuple[str, ...]] = field(default_factory=dict)
     kube_context: str = ""  # the Kubernetes context made current, when known
+    written: set[str] = field(default_factory=set)  # every file or folder the line wrote
 
 
 def line_effects(
@@ -445,6 +446,17 @@ def _interpreted(
     return found, problems
 
 
+# A script in a folder every user and process may write to, that neither this line nor
+# (sidecar.inspection.session_flow) this session wrote: who put it there is not known.
+UNSEEN_FILE = frozenset({"unseen_file"})
+_SCRIPT_SUFFIX = re2.compile(r"\.(sh|bash|zsh|py|rb|pl|js|mjs|cjs|ts|php|ps1|lua|R)$")
+_SHARED_TEMP = ("/tmp/", "/var/tmp/", "/dev/shm/", "/private/tmp/")  # noqa: S108 (names matched)
+
+
+def in_shared_temp(path: str) -> bool:
+    return path.startswith(_SHARED_TEMP) and "*" not in path and "?" not in path
+
+
 def code_effects(result: CodeAnalysis, code: str, catalogue: Catalogue) -> list[Effect]:
     """The effects of analysed code as the rules judge them: paths normalised, publishers
     and named places applied. Code that downloads and writes a file holds the download in
@@ -453,15 +465,23 @@ def code_effects(result: CodeAnalysis, code: str, catalogue: Catalogue) -> list[
     effects = with_known_publishers(list(result.effects), catalogue)
     effects = in_named_place(effects, code, catalogue)
     downloads = any(e.action is Action.FETCH for e in effects)
+    written = {normalise(e.target) for e in effects if e.action is Action.WRITE}
     found: list[Effect] = []
     for effect in effects:
         target = effect.target
         if effect.action in _PATH_ACTIONS and target not in (STDIN, UNRESOLVED):
             target = normalise(target)
-        origin = effect.origin
+        origin, flags = effect.origin, effect.flags
         if downloads and effect.action is Action.WRITE and origin is Origin.NONE:
             origin = Origin.NETWORK
-        found.append(effect._replace(target=target, origin=origin))
+        if (
+            effect.action is Action.EXECUTE
+            and origin is Origin.FILE
+            and target not in written
+            and in_shared_temp(target)
+        ):
+            flags = flags | UNSEEN_FILE  # exec(open('/tmp/x.py').read())
+        found.append(effect._replace(target=target, origin=origin, flags=flags))
     return found
 
 
@@ -1227,6 +1247,15 @@ def _with_flow(
         if produced is not Origin.FILE and produced is not Origin.NONE:
             content = flow.contents.get(target, effect.content)
             return effect._replace(origin=_strongest([produced, effect.origin]), content=content)
+        if (
+            action is Action.EXECUTE
+            and in_shared_temp(target)
+            and (effect.program != target.rpartition("/")[2] or _SCRIPT_SUFFIX.search(target))
+            and not target.endswith("/bin/activate")  # a virtualenv's, made by venv
+            and not any(target == w or target.startswith(w + "/") for w in flow.written)
+        ):
+            # a script an interpreter runs; a program built to /tmp and run is another thing
+            return effect._replace(flags=effect.flags | UNSEEN_FILE)
     if action is Action.SEND and (effect.data or input_sources):
         data: list[str] = []
         for item in effect.data or (STDIN,):
@@ -1288,6 +1317,8 @@ def _remember(
     reads = tuple(e.target for e in effects if e.action is Action.READ)
     for effect in effects:
         if effect.action is Action.WRITE and effect.target != UNRESOLVED:
+            if len(flow.written) < _MAX_WRITTEN:
+                flow.written.add(effect.target)
             origin = effect.origin if effect.origin is not Origin.NONE else output_origin
             if origin is not Origin.NONE:
                 flow.origins[effect.target] = origin
@@ -1318,6 +1349,7 @@ def _remember(
                 flow.unpacked = archive
 
 
+_MAX_WRITTEN = 512
 _ROOT_WRAPPERS = frozenset({"sudo", "doas", "pkexec", "run0", "su"})
 _AS_ROOT = frozenset({"as_root"})
 _STDIN_FILE = frozenset({"stdin_file"})

@@ -30,6 +30,7 @@ from sidecar.effects.model import (
 )
 from sidecar.effects.paths import normalise
 from sidecar.effects.secret_output import is_secret_data
+from sidecar.effects.shell_effects import UNSEEN_FILE
 from sidecar.shell.compose_files import is_compose_file
 from sidecar.shell.embedded_code import git_runs
 from sidecar.shell.walk import SHELLS, ShellAnalysis, SimpleCommand
@@ -300,6 +301,7 @@ class SessionFlow:
                 return effect, self._manifests_below(session_id, effect.target, cwd, analyses)
             if fact is None:
                 return effect, []
+            effect = effect._replace(flags=effect.flags - UNSEEN_FILE)  # the session wrote it
             if fact.kind == TREE and "project" in effect.flags:
                 return effect, []  # building a checkout is not running a download
             if fact.origin in (Origin.NETWORK.value, Origin.DECODED.value):
