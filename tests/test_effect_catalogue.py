@@ -81,14 +81,16 @@ def test_an_archive_carries_what_it_read_when_sent() -> None:
 @pytest.mark.parametrize(
     ("modes", "flags"),
     [
-        (["777"], {"loosen", "readable", "exec"}),
-        (["644"], {"readable"}),
+        (["777"], {"loosen", "readable", "world_readable", "exec"}),
+        (["644"], {"readable", "world_readable"}),
+        (["640"], {"readable"}),  # its group only (ssl-cert)
         (["600"], {"tighten"}),
-        (["4755"], {"setuid", "readable", "exec"}),
+        (["4755"], {"setuid", "readable", "world_readable", "exec"}),
         (["u+s"], {"setuid"}),
         (["o+w"], {"loosen"}),
         (["+x"], {"exec"}),
-        (["a+r"], {"readable"}),
+        (["a+r"], {"readable", "world_readable"}),
+        (["g+r"], {"readable"}),
     ],
 )
 def test_chmod_modes(modes: list[str], flags: set[str]) -> None:

@@ -43,6 +43,10 @@ _DESTROYS = re2.compile(
     r"|\.(?:execute|executescript|executemany|exec|query|run|raw|sql)\(\s*(?:text\(\s*)?"
     r"[rbfRBF]?[\"'`]{1,3}\s*(?i:drop\s+(?:table|database|schema|collection)\b|truncate\b"
     r"|delete\s+from\s+[a-z0-9_.\"`]+\s*(?:;|[\"'`]))"
+    # Prisma's raw statements, called or tagged: prisma.$executeRawUnsafe('DROP ...'),
+    # prisma.$executeRaw`TRUNCATE ...`
+    r"|\.\$(?:execute|query)Raw(?:Unsafe)?\s*\(?\s*[\"'`]\s*(?i:drop\s+(?:table|database|schema)\b"
+    r"|truncate\b|delete\s+from\s+[a-z0-9_.\"`]+\s*(?:;|[\"'`]))"
     r")"
 )
 _MAX_FOUND = 8

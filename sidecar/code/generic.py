@@ -73,9 +73,57 @@ _STREAMS_WIRED = re2.compile(
 )
 
 
+# The home folder however a language spells it: Lua's os.getenv("HOME"), R's
+# Sys.getenv("HOME") and path.expand("~"), Julia's homedir(), Go's os.Getenv("HOME") and
+# os.UserHomeDir(), Ruby-like Dir.home; read as the literal "~" so paths built on it are seen.
+_HOME = re2.compile(
+    r"(?:\b(?:os\.getenv|Sys\.getenv|os\.Getenv|getenv|System\.getenv|ENV\.fetch)\(\s*[\"']HOME[\"']\s*\)"
+    r"|\bENV\[\s*[\"']HOME[\"']\s*\]|\bhomedir\(\s*\)|\bDir\.home\b|\bos\.UserHomeDir\(\s*\))"
+)
+# "a" .. "b" (Lua), "a" + "b", paste0("a", "b"), joinpath("a", "b"), file.path("a", "b"):
+# two literals joined into one, so `os.remove(os.getenv("HOME") .. "/.ssh/x")` names its path.
+_CONCAT = re2.compile(r"\"([^\"\n]*)\"\s*(?:\.\.|\+|<>)\s*\"([^\"\n]*)\"")
+_JOIN = re2.compile(
+    r"\b(joinpath|file\.path|filepath\.Join|paste0|path\.Join)\(\s*\"([^\"\n]*)\"\s*,\s*\"([^\"\n]*)\"\s*\)"
+)
+# A download saved to a file: R's download.file(url, dest), Julia's download(url, dest),
+# C#'s WebClient.DownloadFile(url, dest), Groovy/Kotlin-style copies of a URL.
+_DOWNLOAD = re2.compile(
+    r"(?i)\b(?:download\.file|download|downloadfile|curl_download)\(\s*\"(https?://[^\"\n]+)\"\s*,"
+    r"\s*(?:destfile\s*=\s*)?\"([^\"\n]+)\""
+)
+# Julia's pipeline(`a`, `b`): one shell line, a | b.
+_PIPELINE = re2.compile(r"\bpipeline\(\s*`([^`\n]+)`\s*,\s*`([^`\n]+)`\s*\)")
+
+
+def _spelled_paths(code: str) -> str:
+    """The code with home folders and joins of two literals written as one literal."""
+    if "HOME" in code or "home" in code.lower():
+        code = _HOME.sub('"~"', code)
+    for _ in range(4):  # a .. b .. c
+        joined = _CONCAT.sub(lambda m: f'"{m.group(1)}{m.group(2)}"', code)
+        joined = _JOIN.sub(
+            lambda m: (
+                f'"{m.group(2)}{m.group(3)}"'
+                if m.group(1) == "paste0"
+                else f'"{m.group(2).rstrip("/")}/{m.group(3).lstrip("/")}"'
+            ),
+            joined,
+        )
+        if joined == code:
+            break
+        code = joined
+    return code
+
+
 def analyse_generic(code: str, nested: Nested, depth: int = 0) -> CodeAnalysis:
     out = Collector("generic", nested, depth)
     code = code.encode("utf-8", "surrogatepass").decode("utf-8", "replace")  # RE2 takes UTF-8
+    code = _spelled_paths(code)
+    for match in _PIPELINE.finditer(code):
+        out.spawn(f"{match.group(1)} | {match.group(2)}", "pipeline()")
+    for match in _DOWNLOAD.finditer(code):
+        out.fetch(match.group(1), "download()", saved_to=match.group(2))
     used: set[str] = set()
     for count, match in enumerate(_CALL.finditer(code)):
         if count >= _MAX_CALLS:

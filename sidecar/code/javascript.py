@@ -410,7 +410,9 @@ class _JavaScript(TreeAnalyser):
     def member(self, obj: object, name: str) -> object:
         if isinstance(obj, Ref):
             full = f"{obj.name}.{name}"
-            if obj.name == "process.env":
+            if full in _CONSTANTS:
+                return _CONSTANTS[full]
+            if obj.name in ("process.env", "Bun.env"):
                 return env_value(name)
             if full in _CONSTANTS:
                 return _CONSTANTS[full]
@@ -704,6 +706,7 @@ def _string_method(obj: str | Data, name: str, args: Args) -> object:
 
 _CONSTANTS: dict[str, object] = {
     "process.env.HOME": "~",
+    "Bun.env.HOME": "~",
     "path.sep": "/",
     "process.platform": "linux",
     "process.execPath": "node",
@@ -917,7 +920,7 @@ def _xhr(a: TreeAnalyser, args: Args) -> object:
 
 def _json_stringify(a: TreeAnalyser, args: Args) -> object:
     value = args.get(0)
-    if value == Ref("process.env"):
+    if value in (Ref("process.env"), Ref("Bun.env")):
         return ENVIRONMENT_DATA
     sources = sources_of(value)
     if sources:

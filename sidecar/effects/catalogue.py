@@ -712,8 +712,9 @@ _OCTAL = frozenset("01234567")
 
 def mode_flags(modes: list[str]) -> frozenset[str]:
     """What a chmod mode does: `loosen` (writable by group or others, or 777-like), `setuid`
-    (setuid/setgid bits), `exec` (adds execute), `tighten` (only takes rights away from group
-    and others, or sets none: `600`, `700`, `go-rwx`). Unknown or computed modes loosen."""
+    (setuid/setgid bits), `exec` (adds execute), `readable` (by group or others),
+    `world_readable` (by others), `tighten` (only takes rights away from group and others,
+    or sets none: `600`, `700`, `go-rwx`). Unknown or computed modes loosen."""
     flags: set[str] = set()
     private = bool(modes)
     for mode in modes:
@@ -727,6 +728,8 @@ def mode_flags(modes: list[str]) -> frozenset[str]:
                 flags.add("loosen")
             if value & 0o044:
                 flags.add("readable")  # others may read it: fine for most files, not keys
+            if value & 0o004:
+                flags.add("world_readable")  # not just a group chosen for it (ssl-cert)
             if value & 0o6000:
                 flags.add("setuid")
             if value & 0o111:
@@ -743,6 +746,8 @@ def mode_flags(modes: list[str]) -> frozenset[str]:
                     flags.add("loosen")  # a+w, o+w, g+w, +w (umask aside: count it)
                 if "r" in perms and (who == "" or who.strip("u") != ""):
                     flags.add("readable")
+                if "r" in perms and (who == "" or "o" in who or "a" in who):
+                    flags.add("world_readable")
     if private and not flags & {"loosen", "readable", "setuid"}:
         flags.add("tighten")
     return frozenset(flags)

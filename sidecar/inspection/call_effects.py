@@ -235,6 +235,8 @@ class CallEffects:
             code = "\n".join(line for line in content.splitlines() if line.startswith("import"))
             return self._code("python", code, analyses, [])
         language = script_language(path)
+        if language == "powershell":
+            content = with_script_folder(content, path)
         # A Makefile or a package.json holds command lines; a script is one; a Go file
         # holds both code and the directives `go generate` runs.
         commands = commands_in(path, content)
@@ -414,6 +416,8 @@ class CallEffects:
         classes = self.analyser.classes.classify(path)
         is_script = content.startswith("#!") or path.endswith(_SHELL_SUFFIXES)
         language = script_language(path)
+        if language == "powershell":
+            content = with_script_folder(content, path)
         commands = commands_in(path, content)
         if not is_script and RUNS_LATER.isdisjoint(classes) and not commands:
             if language and _CONNECTS.search(content) is not None:
@@ -483,6 +487,17 @@ def with_script_path(content: str, path: str) -> str:
     if _PLAIN_PATH.match(path) is None:
         return content
     return _SCRIPT_PATH_WORD.sub(lambda _: path, content) if "$" in content else content
+
+
+_PS_SCRIPT_ROOT = re2.compile(r"(?i)\$PSScriptRoot\b")
+
+
+def with_script_folder(content: str, path: str) -> str:
+    """A PowerShell script knows its own folder as `$PSScriptRoot`: known here too."""
+    if _PLAIN_PATH.match(path) is None or "$" not in content:
+        return content
+    folder = path.rpartition("/")[0] or "."
+    return str(_PS_SCRIPT_ROOT.sub(lambda _: f"'{folder}'", content))
 
 
 # Actions whose target describes what is hit (`kill $(pidof auditd)`): the description

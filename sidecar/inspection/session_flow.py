@@ -840,6 +840,13 @@ def _command_facts(commands: Sequence[SimpleCommand]) -> Iterable[Fact]:
             channel = _conda_channel_added(command.args)
             if channel:
                 yield Fact(REGISTRY, "conda", "", channel)
+        elif command.program == "gem" and words[:1] == ["sources"]:
+            # `gem sources --add URL` (-a): later gem installs search there too.
+            args = [w if type(w) is str else "?" for w in command.args]
+            for index, word in enumerate(args[:-1]):
+                if word in ("--add", "-a") and args[index + 1] != "https://rubygems.org/":
+                    yield Fact(REGISTRY, "gem", "", args[index + 1])
+                    break
         elif command.program == "go" and words[:1] == ["env"] and "-w" in command.args:
             for word in command.args:  # go env -w GOPROXY=URL: every later go command's
                 name, equals, value = word.partition("=")

@@ -292,7 +292,8 @@ def sed_scripts(args: Sequence[str]) -> list[str]:
 
 
 def _sed(program: str, args: Sequence[str]) -> tuple[list[Embedded], list[str]]:
-    """GNU sed's `e CMD` runs CMD, and `s/.../REPLACEMENT/e` runs what it substituted."""
+    """GNU sed's `e CMD` runs CMD, and `s/.../REPLACEMENT/e` runs what it substituted;
+    `w FILE` and `s/.../.../w FILE` write the lines to FILE (judged as `tee FILE` would)."""
     scripts = sed_scripts(args)
     found: list[Embedded] = []
     problems: list[str] = []
@@ -307,8 +308,16 @@ def _sed(program: str, args: Sequence[str]) -> tuple[list[Embedded], list[str]]:
                     problems.append(f"{program} runs the text it reads as commands (e)")
             elif command.startswith("s") and len(command) > 1:
                 parts = _sed_substitution(command)
-                if parts is not None and "e" in parts[1]:
+                if parts is not None and "e" in parts[1].partition("w")[0]:
                     found.append(Embedded(parts[0], f"{program} s///e"))
+                if parts is not None and "w" in parts[1]:
+                    written = parts[1].partition("w")[2].strip()
+                    if written:
+                        found.append(Embedded(f"tee -a {shlex.quote(written)}", f"{program} s///w"))
+            elif command[:1] in ("w", "W") and command[1:2] in (" ", "\t"):
+                written = command[1:].strip()
+                if written and written not in ("/dev/stdout", "/dev/stderr"):
+                    found.append(Embedded(f"tee -a {shlex.quote(written)}", f"{program} w"))
     return found, problems
 
 
