@@ -50,7 +50,8 @@ _ARIA_NODE = re2.compile(
     r"alertdialog|alert|status|banner|navigation|main|article|region|form|group|generic|label|"
     r"figure|contentinfo|complementary|tooltip|note|switch|slider|spinbutton|log|marquee)\s+$"
 )
-_DATA_KEY = re2.compile(r"^\s*(?:-\s+)?[\x22']?[\w./@-]+[\x22']?\s*[:=]\s*$")
+# A diff's or a plan's mark may open the line (`+ "contact" = "`, `~ tags = `).
+_DATA_KEY = re2.compile(r"^\s*(?:[-+~]\s+)?[\x22']?[\w./@-]+[\x22']?\s*[:=]\s*$")
 # A JSON object's member inside a line of prose or a log (`AssertionError: {"error": "..."}`):
 # data too. A line that is a JSON record itself (JSON Lines) keeps its quotations: a dataset
 # of prompts quotes them.
@@ -108,11 +109,12 @@ def quotations(text: str) -> list[tuple[int, int]]:
 
 
 # A line that introduces a sample: "The payload looked like this:", "the tool contained:".
+# The word stands alone: `ops.example.com/owner-note:` (a key in data) introduces nothing.
 _INTRODUCES_SAMPLE = re2.compile(
-    r"(?i)\b(?:example|examples|payload|sample|snippet|proof[- ]of[- ]concept|poc|looks?\s+like|"
-    r"looked\s+like|like\s+this|such\s+as|contained|containing|contains|said|says|reads|read\s+as|"
-    r"titled|attackers?\s+(?:wrote|write|planted|used|can|could)|e\.g\.|for\s+instance|"
-    r"following\s+text)\b[^\n]*:\s*$"
+    r"(?i)(?:^|[^\w./-])(?:example|examples|payload|sample|snippet|proof[- ]of[- ]concept|poc|"
+    r"looks?\s+like|looked\s+like|like\s+this|such\s+as|contained|containing|contains|said|"
+    r"says|reads|read\s+as|titled|attackers?\s+(?:wrote|write|planted|used|can|could)|e\.g\.|"
+    r"for\s+instance|following\s+text)(?:[^\w./\n-][^\n]*)?:\s*$"
 )
 _BLOCK_LINE = re2.compile(r"^(?:[ ]{4}|\t|>)")
 MAX_BLOCKS = 16
