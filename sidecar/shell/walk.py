@@ -1769,9 +1769,23 @@ def _substitution_output(substitution: Node, source: str) -> SimpleCommand | Non
         statements = [c for c in current.named_children if c.type != "comment"]
         if not statements:
             break
-        current = statements[-1]  # the last statement's output ends the substitution's
+        # `$(hostname; cat /etc/os-release; ss -tlnp)` prints every statement's output: the
+        # one that prints a file stands for them (what is sent matters by the files in it).
+        for statement in statements[:-1][:_MAX_STAGE_DEPTH]:
+            if statement.type == "command":
+                printer = _quick(statement, source)
+                if printer is not None and printer.program in _PRINTS_FILES and printer.positionals:
+                    return printer
+        current = statements[-1]  # else the last statement's output ends the substitution's
     inner = _first_command(substitution)
     return _quick(inner, source) if inner is not None else None
+
+
+# Programs whose output is the files they are given (a substitution that runs one of them
+# among others sends those files).
+_PRINTS_FILES = frozenset(
+    {"cat", "head", "tail", "base64", "xxd", "od", "strings", "tac", "nl", "less", "more"}
+)
 
 
 def _first_command(node: Node) -> Node | None:
