@@ -313,3 +313,20 @@ async def test_more_languages(command: str, expected: Verdict) -> None:
 )  # fmt: skip
 async def test_every_statement_of_a_substitution_is_sent(command: str, expected: Verdict) -> None:
     assert await verdict_in(_ENGINE, "shell", {"command": command}) is expected
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        # A reload signal tells a daemon to reread its configuration; as root it is upkeep.
+        ("sudo kill -HUP $(cat /run/nginx.pid)", ALLOW),
+        ("sudo pkill -HUP sshd", ALLOW),
+        ("sudo killall -USR1 nginx", ALLOW),
+        ("sudo kill -9 $(cat /run/nginx.pid)", ASK),
+        ("sudo pkill sshd", ASK),
+        ("kill -HUP -1", DENY),
+        ('pkill -HUP -f "sidecar serve"', DENY),
+    ],
+)
+async def test_reload_signals(command: str, expected: Verdict) -> None:
+    assert await verdict_in(_ENGINE, "shell", {"command": command}) is expected
