@@ -262,7 +262,7 @@ async def test_a_powershell_script_knows_its_own_folder() -> None:
         "$out = Join-Path $PSScriptRoot 'artifacts'\n"
         "if (Test-Path $out) { Remove-Item $out -Recurse -Force }\n"
     )
-    steps = [
+    steps: list[tuple[str, dict[str, Any]]] = [
         ("Write", {"file_path": "build.ps1", "content": script}),
         ("shell", {"command": ["pwsh", "-File", "./build.ps1"]}),
     ]
