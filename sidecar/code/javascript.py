@@ -414,8 +414,6 @@ class _JavaScript(TreeAnalyser):
                 return _CONSTANTS[full]
             if obj.name in ("process.env", "Bun.env"):
                 return env_value(name)
-            if full in _CONSTANTS:
-                return _CONSTANTS[full]
             return Ref(_canonical(full))
         if isinstance(obj, dict):
             return obj.get(name, UNKNOWN)

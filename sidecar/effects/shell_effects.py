@@ -449,7 +449,6 @@ def _interpreted(
 # A script in a folder every user and process may write to, that neither this line nor
 # (sidecar.inspection.session_flow) this session wrote: who put it there is not known.
 UNSEEN_FILE = frozenset({"unseen_file"})
-_SCRIPT_SUFFIX = re2.compile(r"\.(sh|bash|zsh|py|rb|pl|js|mjs|cjs|ts|php|ps1|lua|R)$")
 _SHARED_TEMP = ("/tmp/", "/var/tmp/", "/dev/shm/", "/private/tmp/")  # noqa: S108 (names matched)
 
 
@@ -1250,7 +1249,11 @@ def _with_flow(
         if (
             action is Action.EXECUTE
             and in_shared_temp(target)
-            and (effect.program != target.rpartition("/")[2] or _SCRIPT_SUFFIX.search(target))
+            and (
+                effect.program != target.rpartition("/")[2]
+                or target.endswith((".sh", ".bash", ".zsh"))
+                or script_language(target)
+            )
             and not target.endswith("/bin/activate")  # a virtualenv's, made by venv
             and not any(target == w or target.startswith(w + "/") for w in flow.written)
         ):
