@@ -83,3 +83,25 @@ async def test_the_snapshot_cache_is_bounded_in_bytes_and_stays_exact(
         assert store.cache_bytes <= 64 * 1024
     assert (await store.load_session("other")).empty
     await store.close()
+
+
+def _open_state(path: str) -> str:
+    try:
+        StateStore(path).connection.close()
+    except Exception as error:  # reported to the parent, which asserts on it
+        return str(error)
+    return ""
+
+
+def test_workers_opening_a_new_state_file_together_all_open_it(tmp_path: Path) -> None:
+    """Worker processes open one new file at once: switching it to WAL raced, and SQLite
+    answered the loser "database is locked" without waiting (a worker then failed to start).
+    Each round is a fresh file; every process must open it."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(6) as pool:
+        for round_ in range(12):
+            path = str(tmp_path / f"state-{round_}.db")
+            errors = [e for e in pool.map(_open_state, [path] * 6) if e]
+            assert errors == [], errors

@@ -326,9 +326,6 @@ class StateStore:
         self._db.execute("PRAGMA busy_timeout = 5000")
         # Deleted rows are overwritten with zeros: a deleted session leaves no text behind.
         self._db.execute("PRAGMA secure_delete = ON")
-        if path != ":memory:":
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")
         self._migrate()
 
     @property
@@ -345,6 +342,12 @@ class StateStore:
 
     def _migrate(self) -> None:
         with self._lock, _exclusive(self.path):
+            if self.path != ":memory:":
+                # Under the file lock: workers opening a new file together switched it to
+                # WAL at once, and SQLite answers that race "database is locked" at once,
+                # without waiting out the busy timeout.
+                self._db.execute("PRAGMA journal_mode = WAL")
+                self._db.execute("PRAGMA synchronous = NORMAL")
             current = self.schema_version
             if current > len(MIGRATIONS):
                 raise StateError(
