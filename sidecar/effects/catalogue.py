@@ -445,8 +445,8 @@ def select(
         return words
     if refine == "basename":
         return [_basename(w) for w in words if _basename(w)]
-    if refine == "remote":
-        return [w for w in words if _is_remote(w)]
+    if refine == "remote":  # a bare run-time word (`scp f "$DEST"`) may name a host too
+        return [w for w in words if _is_remote(w) or _may_be_remote(w)]
     if refine == "alias":  # `myminio/bucket/key`: a host mc was told of, unless written local
         return [w for w in words if _is_remote(w) or ("/" in w and w[:1] not in "/.~$")]
     if refine == "inside":  # `POD:/path`, `NAMESPACE/POD:/path`: the path in there
@@ -507,6 +507,11 @@ def _inside(word: str) -> str:
     if not colon or not head or head.startswith(("/", ".", "~")) or "://" in word:
         return ""
     return path
+
+
+def _may_be_remote(word: str) -> bool:
+    """A word known only at run time with no literal part that says it is local."""
+    return _is_dynamic(word) and "/" not in word and "." not in word[:1]
 
 
 def _is_remote(word: str) -> bool:
