@@ -903,6 +903,8 @@ def _secret_sends(
         if word in presented:
             continue
         markers = list(_substituted_secrets(word, catalogue, flow))
+        if command.via == "xargs" and _XARGS_INPUT in word:
+            markers.extend(fed)  # `... | xargs -I{} nslookup {}.zone`: the input is in the name
         for name, tainted in flow.secret_variables.items():
             if "$" + name in word or "${" + name in word:
                 markers.extend(tainted)

@@ -125,6 +125,9 @@ class _Walk:
     loops: int = 0  # loop bodies being walked per value, nested
     deadline: float = math.inf  # time.perf_counter() value past which the walk gives up
     remote: str = ""  # the via of the remote place (ssh host, heroku app) being walked, if any
+    # `xxd -p .env | while read h; do ping -p "$h" ...`: the command feeding a piped loop,
+    # until its `read` names the variables that hold what it printed.
+    loop_feed: SimpleCommand | None = None
 
 
 class AnalysisBudgetExceeded(Exception):
@@ -351,6 +354,10 @@ def _walk_nodes(
             if head is not None and previous_stage:
                 for inside in (node, *around):  # the last command inside a stage feeds the next
                     stage_heads[inside.id] = head
+            if head is not None and head.program == "read" and walk.loop_feed is not None:
+                for name in _read_names(list(head.args)):
+                    walk.producers[name] = walk.loop_feed
+                walk.loop_feed = None
             if not nested:
                 continue
         elif kind == "pipeline":
@@ -408,6 +415,8 @@ def _walk_nodes(
             if body is not None and name not in walk.calling:
                 walk.functions[name] = (body, source)  # walked where it is called
                 continue
+        elif kind == "while_statement" and node.id in previous_stage:
+            walk.loop_feed = stage_heads.get(previous_stage[node.id])
         elif (
             kind == "for_statement"
             and chain is None
