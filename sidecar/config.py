@@ -319,7 +319,7 @@ def _from_file(path: Path) -> tuple[dict[str, Any], dict[str, int]]:
     """The file's settings (dashes read as underscores) and the line of each key."""
     try:
         text = path.read_text(encoding="utf-8")
-        data = parse_yaml(text)
+        data = parse_yaml(text, unique_keys=True)
     except OSError as error:
         raise ConfigError(f"config file {path}: {error.strerror}") from None
     except UnicodeDecodeError:

@@ -109,6 +109,13 @@ def test_revision_changes_with_content(tmp_path: Path) -> None:
         ("permission: [1, 2]\n", "bad.yaml:1: permission: Input should be a valid dictionary"),
         ("- just\n- a list\n", "bad.yaml:1: a policy file must be a mapping"),
         ("permission:\n  mode: [unclosed\n", "bad.yaml:3: not valid YAML"),
+        # A key given twice would silently replace the first (half of one rule pasted
+        # over another): it is an error at the second.
+        (
+            "security:\n  rules:\n    - id: x\n      category: c\n      id: y\n",
+            "bad.yaml:5: not valid YAML: while constructing a mapping",
+        ),
+        ("permission:\n  mode: auto\n  mode: smart_approve\n", "bad.yaml:3: not valid YAML"),
         (
             "inspectors:\n  adversary: {enabled: true}\n",
             "adversary: the adversary inspector is enabled but",

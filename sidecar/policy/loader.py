@@ -136,7 +136,7 @@ def load_documents(documents: Sequence[tuple[str, str]]) -> LoadedPolicy:
 
 def _parse(name: str, text: str, problems: list[PolicyProblem]) -> dict[str, Any] | None:
     try:
-        data = parse_yaml(text)
+        data = parse_yaml(text, unique_keys=True)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None

@@ -99,7 +99,7 @@ def load_suites(files: Sequence[Path]) -> list[tuple[Path, Suite]]:
     for path in files:
         text = path.read_text(encoding="utf-8")
         try:
-            data = parse_yaml(text)
+            data = parse_yaml(text, unique_keys=True)
         except yaml.YAMLError as error:
             mark = getattr(error, "problem_mark", None)
             line = mark.line + 1 if mark is not None else None
