@@ -136,6 +136,69 @@ def remote_pointed(command: SimpleCommand) -> tuple[str, str] | None:
 _NO_FACTS: frozenset[str] = frozenset()
 
 
+# Devices that never run dry: a copy of one only stops when the disk is full.
+_ENDLESS_DEVICES = frozenset({"/dev/zero", "/dev/urandom", "/dev/random", "/dev/full"})
+_ENDLESS_PRINTERS = frozenset({"yes"})
+# Programs that stop after a bounded amount of their input (head -c 1G, dd count=).
+_BOUNDED_READERS = frozenset({"head", "read", "timeout"})
+_NOT_A_FILE = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
+
+
+def fills_disk(commands: Sequence[SimpleCommand]) -> str | None:
+    """A file an endless stream is written to (`dd if=/dev/zero of=/tmp/f`, `yes > f`,
+    `cat /dev/urandom | base64 >> f`): it grows until the disk is full. `head -c`, `dd
+    count=` and `timeout` bound the stream; devices (/dev/sda) are judged as devices."""
+    endless: set[int] = set()
+    # A redirect around a pipeline reaches the walk on every stage; only the last writes it.
+    feeding = {id(c.input_from) for c in commands if c.input_from is not None}
+    for command in commands:
+        if _is_endless(command, endless):
+            endless.add(id(command))
+            for file in _written_files(command, id(command) in feeding):
+                if file not in _NOT_A_FILE and not file.startswith(("/dev/", "/proc/", "/sys/")):
+                    return file
+    return None
+
+
+def _is_endless(command: SimpleCommand, endless: set[int]) -> bool:
+    program = command.program
+    if program in _BOUNDED_READERS or "timeout" in command.wrappers:
+        return False
+    if program == "dd":
+        source = next((a[3:] for a in command.args if a.startswith("if=")), None)
+        bounded = any(a.startswith("count=") for a in command.args)
+        fed = (
+            source is None and command.input_from is not None and id(command.input_from) in endless
+        )
+        return not bounded and (source in _ENDLESS_DEVICES or fed)
+    if program in _ENDLESS_PRINTERS:
+        return True
+    if any(r.operator == "<" and r.target in _ENDLESS_DEVICES for r in command.redirects):
+        return True
+    if command.input_from is not None and id(command.input_from) in endless:
+        return True
+    return program in _STREAMERS and any(p in _ENDLESS_DEVICES for p in command.positionals)
+
+
+_WRITES = frozenset({">", ">>", "&>", ">|", "&>>"})
+# Programs that copy or transform a device named as an operand for as long as it gives.
+_STREAMERS = frozenset({
+    "cat", "pv", "base64", "base32", "xxd", "od", "hexdump", "gzip", "bzip2", "xz", "zstd",
+    "tee", "strings", "tr", "cp",
+})  # fmt: skip
+
+
+def _written_files(command: SimpleCommand, piped: bool) -> list[str]:
+    files = [] if piped else [r.target for r in command.redirects if r.operator in _WRITES]
+    if command.program == "dd":
+        files += [a[3:] for a in command.args if a.startswith("of=")]
+    elif command.program == "tee":
+        files += [p for p in command.positionals]
+    elif command.program == "cp" and len(command.positionals) >= 2:
+        files.append(command.positionals[-1])
+    return files
+
+
 def script_facts(
     commands: Sequence[SimpleCommand], recursive: bool, wanted: frozenset[str]
 ) -> frozenset[str]:
@@ -149,6 +212,8 @@ def script_facts(
             and runs_fetched_file(commands) is not None
         ):
             facts.append("runs_download")
+        if "fills_disk" in wanted and fills_disk(commands) is not None:
+            facts.append("fills_disk")
         if (
             "pushes_new_remote" in wanted
             and "git" in programs

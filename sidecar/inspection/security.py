@@ -158,6 +158,7 @@ class CompiledShellMatch:
                 ("recursive_function", match.recursive_function),
                 ("runs_download", match.runs_download),
                 ("pushes_new_remote", match.pushes_new_remote),
+                ("fills_disk", match.fills_disk),
             )
             if wanted
         )

@@ -192,6 +192,10 @@ class ShellMatch(Strict):
         default=False,
         description="The script adds a git remote and pushes to it.",
     )
+    fills_disk: bool = Field(
+        default=False,
+        description="The script writes an endless stream (/dev/zero, yes) to a file, unbounded.",
+    )
 
 
 class ArgumentCondition(Strict):
