@@ -129,7 +129,7 @@ _ADDRESS = [
     r"p\.?s\.?|heads[- ]up|attention)\s+(?:from\s+[^.:!?\n]{1,40}?\s+)?(?:to|for)\s+(?:the\s+|"
     rf"any\s+|all\s+|every\s+|each\s+|whichever\s+|whatever\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE})\b",
     # AI model: ... / Assistant, ... / ASSISTANT OVERRIDE: (a role opening a clause)
-    rf"(?i)(?:^|[\n.!?>:;\[(\x22*#/]|\s--?\s|\s\x{2014}\s?)\s*((?:the\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE}(?:\s+(?:and|or|&)\s+(?:[\w-]+\s+)?{_ROLE})?(?:\s+(?:override|"
+    rf"(?i)(?:^|[\n.!?>:;\[()\x22*#/]|\s--?\s|\s\x{2014}\s?)\s*((?:the\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE}(?:\s+(?:and|or|&)\s+(?:[\w-]+\s+)?{_ROLE})?(?:\s+(?:override|"
     r"note|notice|instructions?|message|task|reminder|request|mode|tips?|hints?))?\s*[:,])",
     # "assistant next action command: ..." / "agent todo: ...": a label (a JSON payload's key
     # path, read as words by layout.plain) that gives the agent a step to take
@@ -198,7 +198,7 @@ _ADDRESS = [
     rf"примечание|сообщение|указание|uwaga|wiadomość|opmerking|bericht|mesaj)\s+(?:für|fur|para|"
     rf"pour|per|для|dla|voor|aux?|al|ai|agli|alla|için|an)\s+(?:(?:el|la|los|las|die|den|der|les|le|"
     rf"o|os|as|il|lo|gli|de|het|l')\s*)?(?:[\w-]+\s+)?{_ROLE}|(?:给|致|对)\s*{_ROLE}|"
-    rf"{_ROLE}\s*(?:へ|に|への)\s*(?:の)?[:\x{{FF1A}}、]|(?:给|致|对)[^。\n:\x{{FF1A}}]{{0,24}}?{_ROLE}\s*[:\x{{FF1A}}]|"
+    rf"{_ROLE}\s*(?:へ|に|への)\s*(?:の)?[:\x{{FF1A}}、]|{_ROLE}\s*(?:에게|께|한테)\s*(?:는\s*)?[:\x{{FF1A}}\])]|(?:给|致|对)[^。\n:\x{{FF1A}}]{{0,24}}?{_ROLE}\s*[:\x{{FF1A}}]|"
     rf"(?:تعليمات|ملاحظة|رسالة|تنبيه|إلى)\s+{_ROLE}|(?:^|[\n.!?>]\s*)(?:para|pour|für|per|для|dla|voor|"
     rf"an|à)\s+(?:\S+\s+){{0,2}}?{_ROLE}[^.!?\n,]{{0,80}}[:\x{{FF1A}}])",
     # If this message is processed by an AI email assistant / read by a bot
@@ -210,7 +210,7 @@ _ADDRESS = [
     rf"(?:to|on|with|for)\s+[^.:!?\n]{{0,40}}?:)",
     # (for Copilot/Claude/Gemini agents only) / Step 1 for AI readers:
     rf"(?i)(\bfor\s+(?:[\w-]+\s*[/,&]\s*){{0,4}}(?:[\w-]+\s+)?{_ROLE}(?:\s+(?:readers?|only|users?))?"
-    rf"\s*[:)])",
+    rf"\s*[:)]|\(for\s+(?:[\w-]+\s+)?{_ROLE}\s+[a-z]+ing\b[^():\n]{{0,50}}\)\s*:)",
     # [ai-hint] / <agent-note> / ai_agent_directive: (a tag or key naming the reader)
     r"(?i)([\[<(]\s*(?:ai|llm|agent|assistant|bot)[-_ ]?(?:hint|note|notice|directive|"
     r"instructions?|task|todo|action)s?\s*[\]>):]|\b(?:ai|llm|agent|assistant)[-_](?:agent[-_]|"
@@ -344,7 +344,20 @@ _SECRECY = [
     # उपयोगकर्ता को न बताएं (Hindi: do not tell the user)
     r"((?:उपयोगकर्ता|यूज़र|यूजर|ग्राहक)\s+को\s+(?:न|मत|ना)\s+बता\S*)",
     r"((?:사용자|유저|고객|관리자)(?:에게|한테|께)?(?:는|도)?\s*(?:묻지|알리지|말하지|보고하지|"
-    r"확인(?:하지|을\s*받지|받지))\s*(?:마|않))",
+    r"확인(?:하지|을\s*받지|받지))\s*(?:마|말|않))",
+    # لا تخبر المستخدم (Arabic), kullanıcıya bahsetme (Turkish), vraag de gebruiker niet /
+    # vermeld het niet (Dutch): do not tell or ask the user
+    r"(لا\s+(?:تخبر|تعلم|تبلغ|تسأل|تذكر|تطلع)\S*\s+(?:ال)?(?:مستخدم|عميل)\S*)",
+    r"(?i)((?:kullan[ıi]c[ıi]ya|kullan[ıi]c[ıi]y[ıi]|m[üu]şteriye)\s+(?:\S+\s+){0,2}?(?:bahsetme|"
+    r"s[öo]yleme|sorma|haber\s+verme|bildirme)\w*|onay\s+(?:isteme|sorma)\w*)",
+    r"(?i)\b((?:vraag|vertel|meld|zeg|laat)\s+(?:het\s+|dit\s+)?(?:aan\s+)?(?:de\s+)?(?:gebruiker|klant)"
+    r"\s+(?:\S+\s+){0,3}?niet|vermeld\s+(?:\S+\s+){0,3}?niet|zonder\s+(?:het\s+)?(?:te\s+)?(?:vragen|"
+    r"melden|vermelden|bevestiging|toestemming))\b",
+    # "Do not route this change to a human approver", "no confirmation needed"
+    r"(?i)\b((?:do\s+not|don'?t|never)\s+(?:route|escalate|send|pass|forward|submit|refer)\s+"
+    r"(?:this|it|that|the\s+\w+)(?:\s+\w+)?\s+(?:to|for)\s+(?:a\s+|the\s+|any\s+)?(?:human|person|"
+    r"manual|manager|finance|approver|reviewer)|no\s+(?:confirmation|approval|permission|consent)\s+"
+    r"(?:is\s+)?(?:needed|required|necessary))\b",
     r"(?i)\b((?:do\s+not|don'?t|never|without|no\s+need\s+to)\s+(?:tell(?:ing)?|inform(?:ing)?|"
     r"notify(?:ing)?|alert(?:ing)?|mention(?:ing)?|bother(?:ing)?|loop(?:ing)?\s+in|cc|"
     r"interrupt(?:ing)?|disturb(?:ing)?|involv(?:e|ing)|"
@@ -525,7 +538,9 @@ _RISK: list[tuple[str, str]] = [
         # https://x.example/collect に送信して: the recipient first, then the verb (Japanese,
         # Korean word order).
         SENDING,
-        rf"(?i)({_RECIPIENT}\s*(?:に|へ|宛てに|까지|에게|으로|로|에|पर\s|को\s)\s*{_SEND_VERB})",
+        # Turkish marks the recipient with a case ending (`x@y.com'a`, `adresine`).
+        rf"(?i)({_RECIPIENT}\s*(?:に|へ|宛てに|까지|에게|으로|로|에|पर\s|को\s|['\x{{2019}}]?(?:ya|ye|a|e)\s|"
+        rf"adres(?:ine|ini)\s|hesab[ıi]na\s)\s*(?:[^\s.!?\n]+\s+){{0,2}}?{_SEND_VERB})",
     ),
     (
         # A chat channel is a recipient when what goes there is data, not a summary.
@@ -754,6 +769,23 @@ _RISK: list[tuple[str, str]] = [
         r"(?:the\s+|their\s+|your\s+)?(?:saved|stored|default|user'?s)\s+(?:credit\s+|debit\s+)?"
         r"(?:card|payment\s+method|wallet)|add\s+\d+\s+(?:units?|items?|copies|of\s+these)\s+to\s+"
         r"(?:the\s+)?(?:user'?s\s+|their\s+|your\s+)?(?:cart|basket))",
+    ),
+    (
+        # "update the supplier to sort code 04-00-75, account 19283746", "wijzig het IBAN naar
+        # NL91...": where payments go, changed to a number the text gives
+        "money",
+        r"(?i)\b((?:update|change|replace|switch|amend|modify|set|wijzig|verander|[äa]nder|modifi|"
+        r"cambi|alter|zmie[nń]|de[gğ]i[sş]tir)\w*\b[^.!?\n]{0,80}?\b(?:bank\s+(?:details|account|"
+        r"info\w*)|iban|sort\s+code|routing\s+(?:number|no)|account(?:\s+(?:number|no))?|beneficiary|"
+        r"payee|rekeningnummer|bankverbindung|kontonummer|rib|cuenta|conto)\b[^.!?\n]{0,40}?"
+        r"(?:\b[a-z]{2}\d{2}[a-z0-9]{10,30}\b|\d[\d -]{4,}\d))",
+    ),
+    (
+        # "pay this and all other open invoices today", "betaal openstaande facturen direct uit"
+        "money",
+        r"(?i)\b((?:pay|settle|betaal|bezahl|begleich|paga|payez|pague)\w*\b[^.!?\n]{0,50}?\b(?:all|"
+        r"alle|every|toutes|todas|tutte|open|outstanding|openstaande|offenen?|pendientes|pending)\b"
+        r"[^.!?\n]{0,30}?\b(?:invoices?|bills?|facturen|rechnungen|facturas|factures|fatture|faturas))\b",
     ),
     (
         # "send a transaction to US13300000012...", "schedule a payment to ..."
