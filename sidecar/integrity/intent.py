@@ -345,10 +345,10 @@ _SECRECY = [
     r"((?:उपयोगकर्ता|यूज़र|यूजर|ग्राहक)\s+को\s+(?:न|मत|ना)\s+बता\S*)",
     r"((?:사용자|유저|고객|관리자)(?:에게|한테|께)?(?:는|도)?\s*(?:묻지|알리지|말하지|보고하지|"
     r"확인(?:하지|을\s*받지|받지))\s*(?:마|말|않))",
-    # لا تخبر المستخدم (Arabic), kullanıcıya bahsetme (Turkish), vraag de gebruiker niet /
+    # لا تخبر المستخدم (Arabic), kullaniciya bahsetme (Turkish), vraag de gebruiker niet /
     # vermeld het niet (Dutch): do not tell or ask the user
     r"(لا\s+(?:تخبر|تعلم|تبلغ|تسأل|تذكر|تطلع)\S*\s+(?:ال)?(?:مستخدم|عميل)\S*)",
-    r"(?i)((?:kullan[ıi]c[ıi]ya|kullan[ıi]c[ıi]y[ıi]|m[üu]şteriye)\s+(?:\S+\s+){0,2}?(?:bahsetme|"
+    r"(?i)((?:kullan[\x{0131}i]c[\x{0131}i]ya|kullan[\x{0131}i]c[\x{0131}i]y[\x{0131}i]|m[üu]şteriye)\s+(?:\S+\s+){0,2}?(?:bahsetme|"
     r"s[öo]yleme|sorma|haber\s+verme|bildirme)\w*|onay\s+(?:isteme|sorma)\w*)",
     r"(?i)\b((?:vraag|vertel|meld|zeg|laat)\s+(?:het\s+|dit\s+)?(?:aan\s+)?(?:de\s+)?(?:gebruiker|klant)"
     r"\s+(?:\S+\s+){0,3}?niet|vermeld\s+(?:\S+\s+){0,3}?niet|zonder\s+(?:het\s+)?(?:te\s+)?(?:vragen|"
@@ -540,7 +540,7 @@ _RISK: list[tuple[str, str]] = [
         SENDING,
         # Turkish marks the recipient with a case ending (`x@y.com'a`, `adresine`).
         rf"(?i)({_RECIPIENT}\s*(?:に|へ|宛てに|까지|에게|으로|로|에|पर\s|को\s|['\x{{2019}}]?(?:ya|ye|a|e)\s|"
-        rf"adres(?:ine|ini)\s|hesab[ıi]na\s)\s*(?:[^\s.!?\n]+\s+){{0,2}}?{_SEND_VERB})",
+        rf"adres(?:ine|ini)\s|hesab[\x{{0131}}i]na\s)\s*(?:[^\s.!?\n]+\s+){{0,2}}?{_SEND_VERB})",
     ),
     (
         # A chat channel is a recipient when what goes there is data, not a summary.
