@@ -57,6 +57,7 @@ class Origin(enum.Enum):
 # Markers used in targets and data.
 UNRESOLVED = "?"  # a target known only at run time
 ENVIRONMENT = "(environment)"  # the process environment (where API keys live)
+LOCAL_FACTS = "(facts about this machine: "  # + the program; what uname, ip, ps print
 STDIN = "-"  # standard input, or code given inline
 
 

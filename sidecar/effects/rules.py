@@ -9,7 +9,15 @@ from dataclasses import dataclass
 import re2
 
 from sidecar.bounded_cache import BoundedCache
-from sidecar.effects.model import ENVIRONMENT, STDIN, UNRESOLVED, Action, Effect, Origin
+from sidecar.effects.model import (
+    ENVIRONMENT,
+    LOCAL_FACTS,
+    STDIN,
+    UNRESOLVED,
+    Action,
+    Effect,
+    Origin,
+)
 from sidecar.effects.paths import (
     OUTSIDE_WORKSPACE,
     UNRESOLVED_CLASS,
@@ -23,9 +31,11 @@ from sidecar.policy.schema import EffectRule
 
 ENVIRONMENT_CLASS = "environment"
 FILE_CLASS = "file"  # any local path, as data sent
+LOCAL_FACTS_CLASS = "local_facts"  # what uname, ip addr, ps print, as data sent
 BUILT_IN_CLASSES = frozenset(
-    {WORKSPACE, OUTSIDE_WORKSPACE, UNRESOLVED_CLASS, ENVIRONMENT_CLASS, FILE_CLASS, SECRET_CLASS}
-)
+    {WORKSPACE, OUTSIDE_WORKSPACE, UNRESOLVED_CLASS, ENVIRONMENT_CLASS, FILE_CLASS, SECRET_CLASS,
+     LOCAL_FACTS_CLASS}
+)  # fmt: skip
 # Actions whose target is a path (others name hosts, packages, processes or resources).
 PATH_ACTIONS = frozenset(
     {
@@ -166,6 +176,8 @@ class EffectJudge:
                 names.add(ENVIRONMENT_CLASS)
             elif is_secret_data(item):
                 names.add(SECRET_CLASS)  # a secret value a program printed, not a file
+            elif item.startswith(LOCAL_FACTS):
+                names.add(LOCAL_FACTS_CLASS)
             elif item not in (STDIN, ""):
                 names.add(FILE_CLASS)
                 names |= self.classes.classify(item, True, workspace)

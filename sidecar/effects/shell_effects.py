@@ -28,6 +28,7 @@ from sidecar.effects.model import (
     ENVIRONMENT,
     EVERYDAY,
     HIDDEN_ORIGINS,
+    LOCAL_FACTS,
     PRODUCTION,
     STDIN,
     UNRESOLVED,
@@ -87,6 +88,7 @@ _OUTPUT_ORIGINS = {
 }
 # Commands the walk records for the shell's own bookkeeping.
 _BOOKKEEPING = frozenset({"(assign)", "export", "declare", "local", "readonly", "typeset", "unset"})
+_SHELL_HISTORY = "~/.bash_history"  # what `history` prints, secrets typed on command lines too
 _ENV_PRINTERS = frozenset({"env", "printenv", "set", "export", "declare", "typeset"})
 # Programs that unpack archives: what they extract keeps the archive's origin.
 _UNPACKERS = frozenset({"tar", "unzip", "7z", "gunzip", "bunzip2", "unxz", "cpio", "ar"})
@@ -655,6 +657,10 @@ def _command_effects(
                     output_text = input_text  # cat > x.sh <<EOF: what it was fed
             elif spec.output == "repository":
                 output_origin, output_sources = Origin.FILE, (".",)
+            elif spec.output == "local_facts":
+                output_origin, output_sources = Origin.FILE, (f"{LOCAL_FACTS}{program})",)
+            elif spec.output == "shell_history":
+                output_origin, output_sources = Origin.FILE, (_SHELL_HISTORY,)
             else:
                 output_origin = _OUTPUT_ORIGINS[spec.output]
                 if spec.output in ("literal", "printf"):
@@ -1266,6 +1272,9 @@ def _with_flow(
         for item in effect.data or (STDIN,):
             if item == STDIN:
                 data.extend(input_sources or ())
+            elif item == UNRESOLVED and input_sources:
+                # `curl -d "$(id)"`: the run-time word is what the substitution printed
+                data.extend((item, *input_sources))
             else:
                 data.append(item)
                 data.extend(flow.carried.get(item, ()))

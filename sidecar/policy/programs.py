@@ -20,7 +20,16 @@ ActionName = Literal[
 OriginName = Literal["none", "literal", "network", "decoded", "file", "unknown", "input"]
 TargetKind = Literal["path", "host", "url", "package", "process", "resource", "text"]
 OutputName = Literal[
-    "none", "network", "decoded", "literal", "printf", "input", "files", "repository"
+    "none",
+    "network",
+    "decoded",
+    "literal",
+    "printf",
+    "input",
+    "files",
+    "repository",
+    "local_facts",
+    "shell_history",
 ]
 
 # Target selectors: which words of the command an effect applies to.
@@ -212,7 +221,9 @@ class ProgramSpec(_Strict):
         description="What the command prints: downloaded data, decoded data, literal text (its "
         "words; with the named flag `escapes`, backslash escapes read as echo -e does), its "
         "words formatted as printf does, its input passed on, the contents of the files it "
-        "reads, or the repository's (git diff, git show: the working tree's files).",
+        "reads, the repository's (git diff, git show: the working tree's files), facts "
+        "about this machine and its user (uname, ip addr, ps, the clipboard) or the shell's "
+        "history (~/.bash_history, which holds typed secrets).",
     )
     output_when: tuple[str, ...] = Field(
         default=(), description="`output` applies only when one of these named flags is given."
