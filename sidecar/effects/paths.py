@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import re2
 
 from sidecar.matching.pattern_filter import PatternFilter
+from sidecar.windows_paths import is_windows_relative
 
 HOME = "~"
 # A stand-in directory for `~` while resolving `..`: `~/../../etc` is `/etc`.
@@ -55,6 +56,8 @@ def normalise(path: str, workspace: str | None = None) -> str:
         text = _windows_variable(text)
     if text[1:2] == ":" and text[:1].isalpha() and text[2:3] in ("\\", "/", ""):
         text = _windows(text)
+    elif text.startswith((".\\", "..\\")) or is_windows_relative(text):
+        text = text.replace("\\", "/")  # `.\tmp\t.txt`, `tmp\a.reg`: relative, for Windows
     if text.startswith("~"):
         head, slash, rest = text.partition("/")
         if head == "~":

@@ -44,6 +44,7 @@ from sidecar.shell.printing import printed_text, printf
 from sidecar.shell.remote_runners import REMOTE_VIAS
 from sidecar.shell.wrappers import DEFAULT_WRAPPERS, WrapperSpec, unwrap
 from sidecar.text import valid_text
+from sidecar.windows_paths import is_windows_absolute, is_windows_relative
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
 MAX_NESTING = 6
@@ -827,6 +828,11 @@ def _command(
         words = _words_of(head[0], source, env)  # `$cmd` runs `rm -rf /` when cmd holds it
     else:
         words = [_resolve(name_node, source, env)]
+        raw = _text(name_node, source)
+        if "\\" in raw and is_windows_relative(raw):
+            # `m\kfs.xfs /dev/sda2`: a program name spelt with escapes to hide it is bash's
+            # (`mkfs.xfs`); a relative Windows path is kept only for arguments.
+            words = [_unescape(raw)]
     if "{" in source:
         for argument in arguments:
             words.extend(_words_of(argument, source, env))
@@ -1833,7 +1839,11 @@ def _resolve(node: Node, source: str, env: Mapping[str, str] | None = None) -> s
     loop variables, a function's parameters)."""
     kind = node.type
     if kind == "word" or kind == "number":
-        return _unescape(source[node.start_byte : node.end_byte])
+        text = source[node.start_byte : node.end_byte]
+        if is_windows_absolute(text) or is_windows_relative(text):
+            # `C:\Users\bob`, `tmp\a.reg`: bash would read `C:Usersbob`, which nobody means
+            return text
+        return _unescape(text)
     if kind == "command_name":
         children = node.named_children
         if len(children) == 1:
