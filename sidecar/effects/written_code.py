@@ -14,7 +14,7 @@ import shlex
 import re2
 
 from sidecar.shell.compose_files import compose_lines, is_compose_file
-from sidecar.shell.embedded_code import git_runs
+from sidecar.shell.embedded_code import git_runs, windows_command_line
 from sidecar.shell.manifests import is_workload, manifest_lines
 
 _MAX_LINES = 2000
@@ -60,6 +60,10 @@ def commands_in(path: str, content: str, cron: bool = False) -> list[str]:
         ]
     if name.endswith(".plist"):
         return plist_commands(content)
+    if name.lower().endswith(".xml") and "<Task" in content:
+        return task_commands(content)
+    if name.lower().endswith(".reg"):
+        return registry_run_commands(content)
     if name.endswith(".rules") and "udev/rules.d/" in path:
         return udev_commands(content)
     if name in (".pre-commit-config.yaml", ".pre-commit-config.yml"):
@@ -335,6 +339,45 @@ def cron_commands(content: str, system: bool = False) -> list[str]:
             if user is not None:
                 command = user.group(1)
         found.append(command)
+    return found
+
+
+_TASK_EXEC = re2.compile(
+    r"(?s)<Exec>\s*<Command>([^<]*)</Command>(?:\s*<Arguments>([^<]*)</Arguments>)?"
+)
+
+
+def task_commands(content: str) -> list[str]:
+    """A Windows scheduled task's XML (`schtasks /create /xml`): each action's command line."""
+    found: list[str] = []
+    for command, arguments in _TASK_EXEC.findall(content[:_MAX_TASK_CHARS]):
+        line = f"{_xml_unescape(command.strip())} {_xml_unescape(arguments.strip())}".strip()
+        if line:
+            found.append(windows_command_line(line))
+    return found
+
+
+# A .reg file's value under a Run key: `"Name"="command line"` (`\\` and `\"` escaped).
+_REG_KEY = re2.compile(r"^\[([^\]]*)\]\s*$")
+_REG_STRING = re2.compile(r'^"[^"]*"\s*=\s*"((?:[^"\\]|\\.)*)"')
+_RUN_KEY = re2.compile(r"(?i)\\(Run|RunOnce|RunServices|RunServicesOnce)$|\\Winlogon$")
+_MAX_TASK_CHARS = 256 * 1024
+
+
+def registry_run_commands(content: str) -> list[str]:
+    """What a .reg file (`reg import`) makes Windows start at logon: its Run keys' values."""
+    found: list[str] = []
+    key = ""
+    for line in content[:_MAX_TASK_CHARS].splitlines():
+        line = line.strip()
+        header = _REG_KEY.match(line)
+        if header:
+            key = header.group(1)
+            continue
+        value = _REG_STRING.match(line)
+        if value and _RUN_KEY.search(key):
+            text = value.group(1).replace('\\"', '"').replace("\\\\", "\\")
+            found.append(windows_command_line(text))
     return found
 
 

@@ -315,7 +315,12 @@ class SessionFlow:
                     or fact.key.rpartition("/")[2] != effect.target.rpartition("/")[2]
                 )
                 path = fact.key if unit else effect.target
-                cron = action is Action.PERSIST and not unit and "hook" not in effect.flags
+                cron = (
+                    action is Action.PERSIST
+                    and not unit
+                    and "hook" not in effect.flags
+                    and not path.lower().endswith((".xml", ".reg"))  # a task's XML, a .reg file
+                )
                 extra = self._ran_code(session_id, path, fact.detail, cron, cwd, analyses)
                 # What the file destroys is in the place the command named (`psql
                 # "$PROD_URL" -f cleanup.sql`).

@@ -145,6 +145,9 @@ _WINDOWS_COMMAND_OPTIONS: Mapping[str, frozenset[str]] = {
     # `reg add ...\Run /v NAME /d LINE`: a Run key's data is a command line run at logon.
     "reg": frozenset({"/d"}),
     "reg.exe": frozenset({"/d"}),
+    # `wmic process call create LINE` starts LINE as a new process.
+    "wmic": frozenset({"create"}),
+    "wmic.exe": frozenset({"create"}),
 }
 
 # Clients that run a command inside a container: `kubectl exec POD -- CMD`, `docker exec C
@@ -676,21 +679,54 @@ def _windows_command(program: str, args: Sequence[str]) -> list[Embedded]:
     for position, word in enumerate(args):
         if word.lower() not in options:
             continue
-        if program.startswith("reg") and position + 1 < len(args):
-            # One value, the command line exactly as Windows will run it.
-            return [Embedded(_windows_line(args[position + 1]), f"{program} {word}")]
-        rest = (
-            args[position + 1 :] if program.startswith("cmd") else args[position + 1 : position + 2]
-        )
-        words: list[str] = []
-        for part in rest:
-            try:
-                words.extend(_windows_words(part))
-            except ValueError:
-                words.append(part)
-        if words:
-            return [Embedded(shlex.join(words), f"{program} {word}")]
+        if not program.startswith("cmd") and position + 1 < len(args):
+            # One value (`reg ... /d LINE`, `schtasks ... /tr LINE`), the command line exactly
+            # as Windows will run it.
+            return [Embedded(windows_command_line(args[position + 1]), f"{program} {word}")]
+        rest = args[position + 1 :]
+        if rest:
+            return [Embedded(windows_command_line(" ".join(rest)), f"{program} {word}")]
     return []
+
+
+# cmd's own separators: `a & b`, `a && b`, `a || b` run one after the other; `a | b` pipes.
+_CMD_SEPARATOR = re2.compile(r'("[^"]*"?)|(&&|\|\||&|\|)')
+
+
+_POWERSHELL_START = re2.compile(r"(?i)\s*\S*(?:powershell|pwsh)(?:\.exe)?[\s\x22]")
+
+
+def windows_command_line(line: str) -> str:
+    """A cmd.exe command line as the shell walk can read it: split at cmd's `&`, `&&`, `||`
+    and `|` outside double quotes, each command's words kept whole (backslashes separate
+    folders; single quotes are no quotes), PowerShell's `-Command` code as one argument."""
+    parts: list[str] = []
+    start = 0
+    for match in _CMD_SEPARATOR.finditer(line):
+        if match.group(2) is None:
+            continue  # a quoted stretch: separators inside it are text
+        if _POWERSHELL_START.match(line, start):
+            # `powershell iwr URL|iex`: cmd would pipe into a program `iex`, but whoever
+            # wrote it meant PowerShell's pipe; read the rest as PowerShell's code.
+            break
+        parts.append(line[start : match.start()])
+        parts.append(" | " if match.group(2) == "|" else " ; ")
+        start = match.end()
+    parts.append(line[start:])
+    out: list[str] = []
+    for part in parts:
+        if part in (" | ", " ; "):
+            out.append(part)
+            continue
+        converted = _windows_line(part.strip())
+        if converted != part.strip():
+            out.append(converted)  # PowerShell with its code kept as one argument
+            continue
+        try:
+            out.append(shlex.join(_windows_words(part)))
+        except ValueError:
+            out.append(part)
+    return "".join(out).strip(" ;|")
 
 
 def _windows_words(text: str) -> list[str]:
@@ -698,6 +734,7 @@ def _windows_words(text: str) -> list[str]:
     and escapes nothing (`%LOCALAPPDATA%\\Agent\\run.ps1` keeps its backslashes)."""
     lexer = shlex.shlex(text, posix=True)
     lexer.whitespace_split = True
+    lexer.quotes = '"'  # a single quote is a character to Windows
     lexer.escape = ""
     lexer.commenters = ""
     return list(lexer)
