@@ -136,6 +136,7 @@ _ALIASES = {
     "sc": "set-content",
     "ac": "add-content",
     "gc": "get-content",
+    "gi": "get-item",
     "cat": "get-content",
     "type": "get-content",
     "ls": "get-childitem",
@@ -213,6 +214,9 @@ _SPECS: dict[str, _Spec] = {
         ("path",),
         ("path", "literalpath", "totalcount", "tail", "encoding", "first", "head", "delimiter"),
         ("raw", "wait", "force"),
+    ),
+    "get-item": _Spec(
+        ("path",), ("path", "literalpath", "filter", "include", "exclude"), ("force",)
     ),
     "get-childitem": _Spec(
         ("path", "filter"),
@@ -1278,6 +1282,11 @@ def _get_content(a: _PowerShell, args: Args, piped: object) -> object:
     return Data(Origin.FILE, (a.out.target(path)[0],))
 
 
+def _get_item(a: _PowerShell, args: Args, piped: object) -> object:
+    """Get-Item names a file without reading it; a form field holding it uploads the file."""
+    return Data(Origin.FILE, (a.out.target(_path_of(args))[0],))
+
+
 def _get_child_item(a: _PowerShell, args: Args, piped: object) -> object:
     path = _path_of(args)
     if isinstance(path, str) and path.lower().rstrip("/\\") in ("env:", "env:/"):
@@ -1460,6 +1469,12 @@ def _where(a: _PowerShell, args: Args, piped: object) -> object:
 
 def _item_property(a: _PowerShell, args: Args, piped: object) -> object:
     path = text_of(_path_of(args)) or ""
+    hive = _MACHINE_HIVE.match(path)
+    if hive:
+        # HKLM is the machine's own configuration (Remote Desktop, Defender, services): a
+        # change there is a change inside the system, spelt as a path under C:\Windows.
+        key = path[hive.end() :].replace("\\", "/")
+        a.out.write(f"/c/Windows/registry/HKLM/{key}", "Set-ItemProperty")
     if "run" in path.lower().replace("\\", "/").split("/"):
         a.out.effects.append(
             Effect(
@@ -1474,6 +1489,9 @@ def _item_property(a: _PowerShell, args: Args, piped: object) -> object:
         )
         a.out.spawn(args.kw.get("value", UNKNOWN), "registry Run key")
     return None
+
+
+_MACHINE_HIVE = re2.compile(r"(?i)^(?:registry::)?(?:HKLM:?|HKEY_LOCAL_MACHINE)[\\/]*")
 
 
 def _scheduled_task(a: _PowerShell, args: Args, piped: object) -> object:
@@ -1535,6 +1553,7 @@ _HANDLERS: dict[str, _Cmdlet] = {
     "clear-content": _clear_content,
     "new-item": _new_item,
     "get-content": _get_content,
+    "get-item": _get_item,
     "get-childitem": _get_child_item,
     "move-item": _move,
     "rename-item": _move,

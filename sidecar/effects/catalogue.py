@@ -98,6 +98,7 @@ class CompiledProgram:
     place_is_directory: bool = False
     operands_below: tuple[str, ...] = ()
     single_dash_words: bool = False
+    slash_options: bool = False
     read_only_when: frozenset[str] = frozenset()
     read_only_twin: CompiledProgram | None = None  # the same spec, read-only
     prints_secrets: tuple[CompiledSecretOutput, ...] = ()  # its own and its parents'
@@ -157,6 +158,7 @@ def _compile(
         bundled_first_word=spec.bundled_first_word,
         read_only=spec.read_only,
         single_dash_words=spec.single_dash_words,
+        slash_options=spec.slash_options,
         read_only_unless=frozenset(spec.read_only_unless),
         unknown_subcommand=spec.unknown_subcommand,
         text_flags=tuple(text_flags.items()),
@@ -353,6 +355,12 @@ def read_arguments(spec: CompiledProgram, args: tuple[str, ...]) -> ParsedComman
     while index < len(args):
         word = args[index]
         index += 1
+        if spec.slash_options and not options_done and _SLASH_SWITCH.fullmatch(word):
+            name, _, value = word.lower().partition(":")
+            if not value and name in spec.value_options and index < len(args):
+                value, index = args[index], index + 1
+            options.setdefault(name, []).append(value)
+            continue
         if options_done or word == "-" or word[:1] != "-" or len(word) < 2:
             if not operands and (spec.subcommands or spec.subcommand_globs) and not options_done:
                 sub = spec.subcommand(word)
@@ -395,6 +403,10 @@ def read_arguments(spec: CompiledProgram, args: tuple[str, ...]) -> ParsedComman
     return ParsedCommand(
         spec, tuple(operands), {k: tuple(v) for k, v in options.items()}, named, unknown
     )
+
+
+# `/y`, `/MIR`, `/R:3`, `/grant:r`: a Windows switch (a path has a second slash or a dot).
+_SLASH_SWITCH = re2.compile(r"/[A-Za-z?][A-Za-z0-9?-]*(?::[^/]*)?")
 
 
 def _whole_word_option(spec: CompiledProgram, word: str) -> str:

@@ -241,6 +241,11 @@ class ProgramSpec(_Strict):
         description="Options are whole words after one dash, in any case, and may be shortened "
         "to a unique prefix (PowerShell: -NoProfile, -nop, -Command, -comm); never letters.",
     )
+    slash_options: bool = Field(
+        default=False,
+        description="Windows switches: a word `/x` or `/x:value` anywhere is an option, in any "
+        "case (spelt lower-case in flags and value_options: copy /y, robocopy /MIR).",
+    )
     runs_stdin: bool = Field(
         default=False, description="Runs its standard input as code when given no script."
     )
