@@ -2026,6 +2026,8 @@ def _str(a: _Analyser, args: Args) -> object:
     value = args.get(0, "object", "")
     if len(args.pos) > 1 or "encoding" in args.kw:
         return _codec(value, args.get(1, "encoding", "utf-8"))
+    if value == Ref("os.environ"):
+        return ENVIRONMENT_DATA  # str(os.environ): every variable, as text
     if isinstance(value, PathObj):
         return value.path
     if isinstance(value, str | Data):
