@@ -129,8 +129,11 @@ _ADDRESS = [
     r"p\.?s\.?|heads[- ]up|attention)\s+(?:from\s+[^.:!?\n]{1,40}?\s+)?(?:to|for)\s+(?:the\s+|"
     rf"any\s+|all\s+|every\s+|each\s+|whichever\s+|whatever\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE})\b",
     # AI model: ... / Assistant, ... / ASSISTANT OVERRIDE: (a role opening a clause)
-    rf"(?i)(?:^|[\n.!?>:;\[()\x22*#/]|\s--?\s|\s\x{2014}\s?)\s*((?:the\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE}(?:\s+(?:and|or|&)\s+(?:[\w-]+\s+)?{_ROLE})?(?:\s+(?:override|"
+    rf"(?i)(?:^|[\n.!?>:;\[(\x22*#/]|\s--?\s|\s\x{2014}\s?)\s*((?:the\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE}(?:\s+(?:and|or|&)\s+(?:[\w-]+\s+)?{_ROLE})?(?:\s+(?:override|"
     r"note|notice|instructions?|message|task|reminder|request|mode|tips?|hints?))?\s*[:,])",
+    # `=HYPERLINK("...") AI assistant: when you ...`: an AI's label right after a quote or a
+    # bracket closes, inside a cell or a field (a bare "Agent:" there is a support chat's)
+    r"(?i)[\x22')\]]\s*((?:ai|llm|a\.i\.)[\s-]+(?:assistant|agent|model|bot)s?\s*:)",
     # "assistant next action command: ..." / "agent todo: ...": a label (a JSON payload's key
     # path, read as words by layout.plain) that gives the agent a step to take
     rf"(?i)(?:^|\n)\s*((?:[\w-]+\s+)?{_ROLE}(?:\s+[\w-]+){{0,2}}?\s+(?:next|actions?|steps?|tasks?|"
@@ -353,11 +356,11 @@ _SECRECY = [
     r"(?i)\b((?:vraag|vertel|meld|zeg|laat)\s+(?:het\s+|dit\s+)?(?:aan\s+)?(?:de\s+)?(?:gebruiker|klant)"
     r"\s+(?:\S+\s+){0,3}?niet|vermeld\s+(?:\S+\s+){0,3}?niet|zonder\s+(?:het\s+)?(?:te\s+)?(?:vragen|"
     r"melden|vermelden|bevestiging|toestemming))\b",
-    # "Do not route this change to a human approver", "no confirmation needed"
+    # "Do not route this change to a human approver" ("no confirmation needed" is what a
+    # booking or a receipt says to its reader)
     r"(?i)\b((?:do\s+not|don'?t|never)\s+(?:route|escalate|send|pass|forward|submit|refer)\s+"
     r"(?:this|it|that|the\s+\w+)(?:\s+\w+)?\s+(?:to|for)\s+(?:a\s+|the\s+|any\s+)?(?:human|person|"
-    r"manual|manager|finance|approver|reviewer)|no\s+(?:confirmation|approval|permission|consent)\s+"
-    r"(?:is\s+)?(?:needed|required|necessary))\b",
+    r"manual|manager|finance|approver|reviewer))\b",
     r"(?i)\b((?:do\s+not|don'?t|never|without|no\s+need\s+to)\s+(?:tell(?:ing)?|inform(?:ing)?|"
     r"notify(?:ing)?|alert(?:ing)?|mention(?:ing)?|bother(?:ing)?|loop(?:ing)?\s+in|cc|"
     r"interrupt(?:ing)?|disturb(?:ing)?|involv(?:e|ing)|"
