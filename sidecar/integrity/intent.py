@@ -356,11 +356,12 @@ _SECRECY = [
     r"(?i)\b((?:vraag|vertel|meld|zeg|laat)\s+(?:het\s+|dit\s+)?(?:aan\s+)?(?:de\s+)?(?:gebruiker|klant)"
     r"\s+(?:\S+\s+){0,3}?niet|vermeld\s+(?:\S+\s+){0,3}?niet|zonder\s+(?:het\s+)?(?:te\s+)?(?:vragen|"
     r"melden|vermelden|bevestiging|toestemming))\b",
-    # "Do not route this change to a human approver" ("no confirmation needed" is what a
-    # booking or a receipt says to its reader)
+    # "Do not route this change to a human approver", "no confirmation needed" (alone, as a
+    # booking says it, it is no finding: secrecy counts beside a risky request)
     r"(?i)\b((?:do\s+not|don'?t|never)\s+(?:route|escalate|send|pass|forward|submit|refer)\s+"
     r"(?:this|it|that|the\s+\w+)(?:\s+\w+)?\s+(?:to|for)\s+(?:a\s+|the\s+|any\s+)?(?:human|person|"
-    r"manual|manager|finance|approver|reviewer))\b",
+    r"manual|manager|finance|approver|reviewer)|no\s+(?:confirmation|approval|permission|consent)\s+"
+    r"(?:is\s+)?(?:needed|required|necessary))\b",
     r"(?i)\b((?:do\s+not|don'?t|never|without|no\s+need\s+to)\s+(?:tell(?:ing)?|inform(?:ing)?|"
     r"notify(?:ing)?|alert(?:ing)?|mention(?:ing)?|bother(?:ing)?|loop(?:ing)?\s+in|cc|"
     r"interrupt(?:ing)?|disturb(?:ing)?|involv(?:e|ing)|"
