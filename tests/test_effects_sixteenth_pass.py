@@ -138,6 +138,11 @@ _RUN_KEY_REG = (
         ('reg add "HKLM\\SYSTEM\\CurrentControlSet\\Control\\Terminal Server" /v '
          "fDenyTSConnections /t REG_DWORD /d 0 /f", ASK),
         ("reg add HKCU\\Software\\Acme /v Theme /d dark /f", ALLOW),
+        # A Windows share is another machine; a drive letter is no host.
+        ("robocopy build \\\\fileserver\\drops\\app /MIR", ASK),
+        ("copy report.pdf \\\\nas01\\public\\report.pdf", ASK),
+        ("robocopy \\\\fileserver\\drops\\app C:\\work\\app /E", ALLOW),
+        ("scp C:\\Users\\bob\\notes.txt host.example.net:/tmp/", ASK),
         ("git push -f origin HEAD:feature/shop-cart", ALLOW),
         ("git push -f origin HEAD:main", DENY),
         ('sqlcmd -S "(localdb)\\MSSQLLocalDB" -Q "DROP DATABASE IF EXISTS BillingTests"', ALLOW),

@@ -527,11 +527,13 @@ def _may_be_remote(word: str) -> bool:
 
 
 def _is_remote(word: str) -> bool:
-    """`host:path`, `user@host:path`, `rsync://...`, a URL: not a local path."""
-    if "://" in word:
+    """`host:path`, `user@host:path`, `rsync://...`, a URL, a Windows share (`\\\\host\\share`):
+    not a local path."""
+    if "://" in word or word.startswith("\\\\"):
         return True
     head, colon, _ = word.partition(":")
-    return bool(colon) and bool(head) and "/" not in head
+    drive = len(head) == 1 and head.isalpha()  # `C:\Users\x`: a Windows drive, not a host
+    return bool(colon) and bool(head) and "/" not in head and not drive
 
 
 def _select(
