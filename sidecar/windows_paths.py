@@ -26,3 +26,13 @@ def is_windows_relative(word: str) -> bool:
 def is_windows_absolute(word: str) -> bool:
     """`C:\\Users\\bob`, `%TEMP%\\x`, `\\\\server\\share`: a drive, a variable or a share."""
     return "\\" in word and _DRIVE_OR_VARIABLE.match(word) is not None
+
+
+# A program run by path also starts `.\\`, `..\\` or `$env:NAME\\` (as an argument, `.\\ssh`
+# stays bash's `.ssh`: the same escape hides a key folder).
+_PROGRAM_ONLY = re2.compile(r"^(?:\.{1,2}\\|\\\\|\$env:[A-Za-z_]+\\)")
+
+
+def is_windows_program_path(word: str) -> bool:
+    """`C:\\x\\y.exe`, `%APPDATA%\\...\\run.cmd`, `.\\tool.exe`: a program at a Windows path."""
+    return is_windows_absolute(word) or ("\\" in word and _PROGRAM_ONLY.match(word) is not None)

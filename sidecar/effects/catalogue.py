@@ -523,7 +523,7 @@ def _inside(word: str) -> str:
 
 def _may_be_remote(word: str) -> bool:
     """A word known only at run time with no literal part that says it is local."""
-    return _is_dynamic(word) and "/" not in word and "." not in word[:1]
+    return _is_dynamic(word) and "/" not in word
 
 
 def _is_remote(word: str) -> bool:

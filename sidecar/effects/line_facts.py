@@ -165,12 +165,11 @@ def _is_endless(command: SimpleCommand, endless: set[int]) -> bool:
     if program in _BOUNDED_READERS or "timeout" in command.wrappers:
         return False
     if program == "dd":
+        if any(a.startswith("count=") for a in command.args):
+            return False
         source = next((a[3:] for a in command.args if a.startswith("if=")), None)
-        bounded = any(a.startswith("count=") for a in command.args)
-        fed = (
-            source is None and command.input_from is not None and id(command.input_from) in endless
-        )
-        return not bounded and (source in _ENDLESS_DEVICES or fed)
+        if source is not None:
+            return source in _ENDLESS_DEVICES
     if program in _ENDLESS_PRINTERS:
         return True
     if any(r.operator == "<" and r.target in _ENDLESS_DEVICES for r in command.redirects):
@@ -193,7 +192,7 @@ def _written_files(command: SimpleCommand, piped: bool) -> list[str]:
     if command.program == "dd":
         files += [a[3:] for a in command.args if a.startswith("of=")]
     elif command.program == "tee":
-        files += [p for p in command.positionals]
+        files += command.positionals
     elif command.program == "cp" and len(command.positionals) >= 2:
         files.append(command.positionals[-1])
     return files

@@ -57,7 +57,18 @@ class Origin(enum.Enum):
 # Markers used in targets and data.
 UNRESOLVED = "?"  # a target known only at run time
 ENVIRONMENT = "(environment)"  # the process environment (where API keys live)
-LOCAL_FACTS = "(facts about this machine: "  # + the program; what uname, ip, ps print
+_LOCAL_FACTS = "(facts about this machine: "  # what uname, ip, ps print
+
+
+def local_facts(program: str) -> str:
+    """The data marker for what `program` prints about this machine."""
+    return f"{_LOCAL_FACTS}{program})"
+
+
+def is_local_facts(item: str) -> bool:
+    return item.startswith(_LOCAL_FACTS)
+
+
 STDIN = "-"  # standard input, or code given inline
 
 

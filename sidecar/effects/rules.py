@@ -11,12 +11,12 @@ import re2
 from sidecar.bounded_cache import BoundedCache
 from sidecar.effects.model import (
     ENVIRONMENT,
-    LOCAL_FACTS,
     STDIN,
     UNRESOLVED,
     Action,
     Effect,
     Origin,
+    is_local_facts,
 )
 from sidecar.effects.paths import (
     OUTSIDE_WORKSPACE,
@@ -176,7 +176,7 @@ class EffectJudge:
                 names.add(ENVIRONMENT_CLASS)
             elif is_secret_data(item):
                 names.add(SECRET_CLASS)  # a secret value a program printed, not a file
-            elif item.startswith(LOCAL_FACTS):
+            elif is_local_facts(item):
                 names.add(LOCAL_FACTS_CLASS)
             elif item not in (STDIN, ""):
                 names.add(FILE_CLASS)

@@ -28,7 +28,6 @@ from sidecar.effects.model import (
     ENVIRONMENT,
     EVERYDAY,
     HIDDEN_ORIGINS,
-    LOCAL_FACTS,
     PRODUCTION,
     STDIN,
     UNRESOLVED,
@@ -37,6 +36,7 @@ from sidecar.effects.model import (
     Effect,
     Origin,
     destroys_in,
+    local_facts,
 )
 from sidecar.effects.model_hubs import with_known_publishers
 from sidecar.effects.own_endpoints import is_loopback, with_loopback_ports
@@ -658,7 +658,7 @@ def _command_effects(
             elif spec.output == "repository":
                 output_origin, output_sources = Origin.FILE, (".",)
             elif spec.output == "local_facts":
-                output_origin, output_sources = Origin.FILE, (f"{LOCAL_FACTS}{program})",)
+                output_origin, output_sources = Origin.FILE, (local_facts(program),)
             elif spec.output == "shell_history":
                 output_origin, output_sources = Origin.FILE, (_SHELL_HISTORY,)
             else:

@@ -44,7 +44,11 @@ from sidecar.shell.printing import printed_text, printf
 from sidecar.shell.remote_runners import REMOTE_VIAS
 from sidecar.shell.wrappers import DEFAULT_WRAPPERS, WrapperSpec, unwrap
 from sidecar.text import valid_text
-from sidecar.windows_paths import is_windows_absolute, is_windows_relative
+from sidecar.windows_paths import (
+    is_windows_absolute,
+    is_windows_program_path,
+    is_windows_relative,
+)
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"})
 MAX_NESTING = 6
@@ -829,7 +833,7 @@ def _command(
     else:
         words = [_resolve(name_node, source, env)]
         raw = _text(name_node, source)
-        if "\\" in raw and is_windows_relative(raw):
+        if is_windows_relative(raw):
             # `m\kfs.xfs /dev/sda2`: a program name spelt with escapes to hide it is bash's
             # (`mkfs.xfs`); a relative Windows path is kept only for arguments.
             words = [_unescape(raw)]
@@ -1148,7 +1152,7 @@ def _record(
 ) -> SimpleCommand:
     args = tuple(rest)
     flags, positionals = _split_flags(args)
-    word = name if "/" in name or _windows_path(name) else ""
+    word = name if "/" in name or is_windows_program_path(name) else ""
     command = SimpleCommand(
         program, args, flags, positionals, redirects, input_from, wrappers, via, word, stdin_text
     )
@@ -1536,19 +1540,11 @@ def _split_flags(args: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]
 
 
 def _program_name(text: str) -> str:
-    if _windows_path(text):
+    if is_windows_program_path(text):
         return text.rstrip("\\").rsplit("\\", 1)[-1]
     if "/" not in text:
         return _SOURCING_FUNCTIONS.get(text, text)
     return text.rstrip("/").rsplit("/", 1)[-1]
-
-
-_WINDOWS_PATH = re2.compile(r"^(?:[A-Za-z]:\\|%[A-Za-z_]+%\\|\.{1,2}\\|\\\\|\$env:[A-Za-z_]+\\)")
-
-
-def _windows_path(text: str) -> bool:
-    """`C:\\x\\y.exe`, `%APPDATA%\\...\\run.cmd`, `.\\tool.exe`: a program at a Windows path."""
-    return "\\" in text and _WINDOWS_PATH.match(text) is not None
 
 
 # direnv's library sources a file by these names in an .envrc (its `source_env FILE`).
